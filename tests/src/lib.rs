@@ -1,0 +1,1 @@
+//! Shared support for rein's cross-crate integration tests (in `tests/tests/`).

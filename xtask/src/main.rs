@@ -1,0 +1,45 @@
+//! `cargo xtask`: the project's automation (test suite, benchmarks), needing only cargo and rustc.
+
+mod bench;
+mod smoke;
+mod test;
+#[cfg(test)]
+mod tidy;
+
+use std::path::{Path, PathBuf};
+
+const USAGE: &str = "\
+usage: cargo xtask <command>
+
+commands:
+  test            fmt, clippy, unit/integration/doc tests, docs, example smoke runs
+  bench [FILTER]  run the benchmarks and write docs/benchmarks.md
+";
+
+fn main() -> anyhow::Result<()> {
+    let mut args = std::env::args().skip(1);
+    let command = args.next();
+    let rest: Vec<String> = args.collect();
+    match command.as_deref() {
+        Some("test") => test::run(&rest),
+        Some("bench") => bench::run(&rest),
+        Some("-h" | "--help" | "help") | None => {
+            print!("{USAGE}");
+            Ok(())
+        }
+        Some(other) => anyhow::bail!("unknown command `{other}`\n\n{USAGE}"),
+    }
+}
+
+/// The workspace root (the parent of `xtask/`).
+pub(crate) fn project_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .expect("xtask lives one level below the workspace root")
+        .to_path_buf()
+}
+
+/// The cargo binary that invoked us (falls back to `cargo` on the PATH).
+pub(crate) fn cargo() -> String {
+    std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_owned())
+}

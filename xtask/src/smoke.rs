@@ -1,0 +1,193 @@
+//! Smoke runs of every example: each example file declares its quick-mode arguments and the
+//! output it must print, in header lines the suite reads:
+//!
+//! ```text
+//! // smoke-args: --quick
+//! // smoke-expect: processed 3 items
+//! // smoke-timeout: 60
+//! ```
+
+use std::io::Read;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use anyhow::Context;
+
+use crate::cargo;
+
+/// How many smoke runs passed and failed.
+#[derive(Debug, Default, Clone, Copy)]
+pub(crate) struct SmokeCounts {
+    pub(crate) passed: u64,
+    pub(crate) failed: u64,
+}
+
+/// One example's smoke specification, read from its header.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct SmokeSpec {
+    pub(crate) name: String,
+    pub(crate) args: Vec<String>,
+    pub(crate) expect: Vec<String>,
+    pub(crate) timeout: Duration,
+}
+
+/// The example sources: `examples/examples/*.rs`, sorted by name.
+pub(crate) fn example_files(root: &Path) -> anyhow::Result<Vec<PathBuf>> {
+    let dir = root.join("examples").join("examples");
+    let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .with_context(|| format!("reading {}", dir.display()))?
+        .filter_map(Result::ok)
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|e| e == "rs"))
+        .collect();
+    files.sort();
+    Ok(files)
+}
+
+/// Reads the `// smoke-*` header lines of one example.
+pub(crate) fn parse_spec(name: &str, source: &str) -> SmokeSpec {
+    let mut spec = SmokeSpec {
+        name: name.to_owned(),
+        args: Vec::new(),
+        expect: Vec::new(),
+        timeout: Duration::from_secs(120),
+    };
+    for line in source.lines() {
+        let line = line.trim();
+        if let Some(v) = line.strip_prefix("// smoke-args:") {
+            spec.args.extend(v.split_whitespace().map(str::to_owned));
+        } else if let Some(v) = line.strip_prefix("// smoke-expect:") {
+            spec.expect.push(v.trim().to_owned());
+        } else if let Some(v) = line.strip_prefix("// smoke-timeout:")
+            && let Ok(secs) = v.trim().parse()
+        {
+            spec.timeout = Duration::from_secs(secs);
+        }
+    }
+    spec
+}
+
+/// Builds every example once, then runs each in its quick mode and checks its output.
+pub(crate) fn run_all(root: &Path) -> anyhow::Result<SmokeCounts> {
+    let ok = Command::new(cargo())
+        .args([
+            "build",
+            "--package",
+            "rein-examples",
+            "--examples",
+            "--locked",
+        ])
+        .status()
+        .context("running cargo build for the examples")?
+        .success();
+    anyhow::ensure!(ok, "building the examples failed");
+
+    let target = std::env::var_os("CARGO_TARGET_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| root.join("target"));
+    let mut counts = SmokeCounts::default();
+    for file in example_files(root)? {
+        let name = file
+            .file_stem()
+            .and_then(|s| s.to_str())
+            .context("example file name")?
+            .to_owned();
+        let source = std::fs::read_to_string(&file)?;
+        let spec = parse_spec(&name, &source);
+        let exe = target.join("debug").join("examples").join(&name);
+        match run_one(&exe, &spec) {
+            Ok(secs) => {
+                println!("  ok   example {name} ({secs:.1}s)");
+                counts.passed += 1;
+            }
+            Err(err) => {
+                println!("  FAIL example {name}: {err:#}");
+                counts.failed += 1;
+            }
+        }
+    }
+    Ok(counts)
+}
+
+fn run_one(exe: &Path, spec: &SmokeSpec) -> anyhow::Result<f64> {
+    anyhow::ensure!(
+        !spec.expect.is_empty(),
+        "no `// smoke-expect:` line in the example's header"
+    );
+    let start = Instant::now();
+    let mut child = Command::new(exe)
+        .args(&spec.args)
+        .env_remove("KUBECONFIG")
+        .env("REIN_EXAMPLE_SMOKE", "1")
+        .env("NO_COLOR", "1")
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .with_context(|| format!("starting {}", exe.display()))?;
+    let mut stdout = child.stdout.take().context("stdout")?;
+    let mut stderr = child.stderr.take().context("stderr")?;
+    let out_reader = std::thread::spawn(move || {
+        let mut s = String::new();
+        let _ = stdout.read_to_string(&mut s);
+        s
+    });
+    let err_reader = std::thread::spawn(move || {
+        let mut s = String::new();
+        let _ = stderr.read_to_string(&mut s);
+        s
+    });
+    let status = loop {
+        if let Some(status) = child.try_wait()? {
+            break Some(status);
+        }
+        if start.elapsed() > spec.timeout {
+            let _ = child.kill();
+            let _ = child.wait();
+            break None;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    let out = out_reader.join().unwrap_or_default();
+    let err = err_reader.join().unwrap_or_default();
+    let all = format!("{out}\n{err}");
+    let tail = |s: &str| -> String {
+        let lines: Vec<&str> = s.lines().collect();
+        lines[lines.len().saturating_sub(30)..].join("\n")
+    };
+    let Some(status) = status else {
+        anyhow::bail!(
+            "timed out after {:?}; last output:\n{}",
+            spec.timeout,
+            tail(&all)
+        );
+    };
+    anyhow::ensure!(
+        status.success(),
+        "exited with {status}; last output:\n{}",
+        tail(&all)
+    );
+    for want in &spec.expect {
+        anyhow::ensure!(
+            all.contains(want.as_str()),
+            "output lacks {want:?}; last output:\n{}",
+            tail(&all)
+        );
+    }
+    Ok(start.elapsed().as_secs_f64())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reads_header_lines() {
+        let src = "//! x\n// smoke-args: --quick --n 3\n// smoke-expect: done\n// smoke-expect: a b\n// smoke-timeout: 9\nfn main() {}\n";
+        let spec = parse_spec("x", src);
+        assert_eq!(spec.args, ["--quick", "--n", "3"]);
+        assert_eq!(spec.expect, ["done", "a b"]);
+        assert_eq!(spec.timeout, Duration::from_secs(9));
+    }
+}

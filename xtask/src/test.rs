@@ -1,0 +1,166 @@
+//! `cargo xtask test`: every check the project keeps true, with one summary at the end.
+
+use std::io::{BufRead, BufReader};
+use std::process::{Command, Stdio};
+use std::time::Instant;
+
+use crate::{cargo, project_root, smoke};
+
+/// The outcome of one step of the suite.
+struct StepResult {
+    name: String,
+    ok: bool,
+    seconds: f64,
+}
+
+/// Test counts summed over every `cargo test` result line seen.
+#[derive(Default)]
+struct Counts {
+    passed: u64,
+    failed: u64,
+    ignored: u64,
+}
+
+pub(crate) fn run(args: &[String]) -> anyhow::Result<()> {
+    let quick = args.iter().any(|a| a == "--no-lint");
+    let root = project_root();
+    std::env::set_current_dir(&root)?;
+    let mut results = Vec::new();
+    let mut counts = Counts::default();
+
+    if !quick {
+        results.push(step("fmt", || {
+            status(Command::new(cargo()).args(["fmt", "--all", "--check"]))
+        }));
+        results.push(step("clippy", || {
+            status(Command::new(cargo()).args([
+                "clippy",
+                "--workspace",
+                "--all-targets",
+                "--locked",
+                "--",
+                "-D",
+                "warnings",
+            ]))
+        }));
+    }
+    results.push(step("tests (unit, integration, doc)", || {
+        let mut cmd = Command::new(cargo());
+        cmd.args(["test", "--workspace", "--locked"]);
+        run_counting(&mut cmd, &mut counts)
+    }));
+    if !quick {
+        results.push(step("docs", || {
+            status(
+                Command::new(cargo())
+                    .args(["doc", "--workspace", "--no-deps", "--locked"])
+                    .env("RUSTDOCFLAGS", "-D warnings"),
+            )
+        }));
+    }
+    results.push(step("example smoke runs", || match smoke::run_all(&root) {
+        Ok(n) => {
+            counts.passed += n.passed;
+            counts.failed += n.failed;
+            n.failed == 0
+        }
+        Err(err) => {
+            eprintln!("example smoke runs could not start: {err:#}");
+            false
+        }
+    }));
+
+    println!();
+    println!("==== cargo xtask test: summary ====");
+    for r in &results {
+        let mark = if r.ok { "ok  " } else { "FAIL" };
+        println!("  {mark} {:<34} {:>7.1}s", r.name, r.seconds);
+    }
+    let failed_steps = results.iter().filter(|r| !r.ok).count();
+    println!(
+        "  {} ignored test(s); {} of {} step(s) failed",
+        counts.ignored,
+        failed_steps,
+        results.len()
+    );
+    println!("tests: {} passed, {} failed", counts.passed, counts.failed);
+    if failed_steps > 0 {
+        anyhow::bail!("{failed_steps} step(s) failed");
+    }
+    Ok(())
+}
+
+fn step(name: &str, f: impl FnOnce() -> bool) -> StepResult {
+    println!("\n==== {name} ====");
+    let start = Instant::now();
+    let ok = f();
+    StepResult {
+        name: name.to_owned(),
+        ok,
+        seconds: start.elapsed().as_secs_f64(),
+    }
+}
+
+fn status(cmd: &mut Command) -> bool {
+    match cmd.status() {
+        Ok(s) => s.success(),
+        Err(err) => {
+            eprintln!("could not run {cmd:?}: {err}");
+            false
+        }
+    }
+}
+
+/// Runs a `cargo test` command, echoing its output and summing its `test result:` lines.
+fn run_counting(cmd: &mut Command, counts: &mut Counts) -> bool {
+    cmd.stdout(Stdio::piped());
+    let mut child = match cmd.spawn() {
+        Ok(c) => c,
+        Err(err) => {
+            eprintln!("could not run {cmd:?}: {err}");
+            return false;
+        }
+    };
+    if let Some(out) = child.stdout.take() {
+        for line in BufReader::new(out).lines().map_while(Result::ok) {
+            println!("{line}");
+            if let Some(rest) = line.strip_prefix("test result: ") {
+                parse_result_line(rest, counts);
+            }
+        }
+    }
+    child.wait().map(|s| s.success()).unwrap_or(false)
+}
+
+/// Parses `ok. 3 passed; 0 failed; 1 ignored; ...`.
+fn parse_result_line(rest: &str, counts: &mut Counts) {
+    for part in rest.split(';') {
+        let mut words = part.split_whitespace().rev();
+        let (Some(label), Some(n)) = (words.next(), words.next()) else {
+            continue;
+        };
+        let Ok(n) = n.parse::<u64>() else { continue };
+        match label {
+            "passed" => counts.passed += n,
+            "failed" => counts.failed += n,
+            "ignored" => counts.ignored += n,
+            _ => {}
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_cargo_result_lines() {
+        let mut c = Counts::default();
+        parse_result_line(
+            "ok. 12 passed; 1 failed; 2 ignored; 0 measured; 0 filtered out; finished in 0.01s",
+            &mut c,
+        );
+        parse_result_line("ok. 3 passed; 0 failed; 0 ignored", &mut c);
+        assert_eq!((c.passed, c.failed, c.ignored), (15, 1, 2));
+    }
+}
