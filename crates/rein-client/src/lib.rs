@@ -1,9 +1,47 @@
 //! controller-runtime's client: typed, dynamic, discovery and cache-backed clients, and controllerutil.
 //!
-//! Part of [rein](https://example.invalid/rein): see `docs/ARCHITECTURE.md` for where this
-//! crate sits in the stack.
+//! `rein-client` sits above `rein-scheme` (kinds, keys, selectors), `rein-informer` (shared
+//! informers the cache is built on) and `rein-workqueue` (the token bucket behind the request
+//! limiter), and below `rein-controller` and `rein-manager`. It talks to the API server through
+//! kube-client.
+//!
+//! - [`Client`]: the delegating client. Reads come from the [`cache::Cache`] unless a kind is
+//!   declared uncached; writes go to the server. [`Client::status`], [`Client::sub_resource`],
+//!   [`Client::dynamic`] and [`Client::discovery`] hang off it.
+//! - [`Error`]: API failures keep the server's `Status`; `is_not_found()` and friends classify.
+//! - [`controllerutil`]: owner references, create-or-update/patch, finalizers.
+//! - [`metrics::registry`]: the process-wide Prometheus registry.
 //!
 //! ```
-//! // The crate builds and links.
-//! use rein_client as _;
+//! use rein_client::{ListOptions, ObjectKey};
+//!
+//! // Keys and list options are plain values; a `Client` needs an API server
+//! // (see the `s01_get_pod` example, which starts rein-testenv).
+//! let key = ObjectKey::new("default", "gateway");
+//! let opts = ListOptions::default().namespace("default").matching_labels([("app", "web")]);
+//! assert_eq!(key.to_string(), "default/gateway");
+//! assert_eq!(opts.label_selector.to_string(), "app=web");
 //! ```
+
+pub mod cache;
+mod client;
+pub mod controllerutil;
+pub mod discovery;
+pub mod dynamic;
+mod endpoint;
+mod error;
+pub mod limiter;
+pub mod metrics;
+mod object;
+mod options;
+pub mod patch;
+
+pub use client::{Client, ClientBuilder, ClientOptions, SubResourceClient};
+pub use error::{Error, StatusReason, ignore_already_exists, ignore_not_found};
+pub use kube_client::core::{DynamicObject, ObjectList};
+pub use object::Object;
+pub use options::{
+    DeleteParams, ListOptions, Patch, PatchParams, PostParams, Preconditions, PropagationPolicy,
+};
+#[doc(inline)]
+pub use rein_scheme::{GroupVersionKind, GroupVersionResource, ObjectKey, Scheme};

@@ -1,9 +1,43 @@
 //! controller-runtime's controller, reconcile, source, handler, predicate and builder packages.
 //!
-//! Part of [rein](https://example.invalid/rein): see `docs/ARCHITECTURE.md` for where this
-//! crate sits in the stack.
+//! `rein-controller` sits above `rein-workqueue` (queues and rate limiters), `rein-informer`
+//! (shared informers) and `rein-client` (the cache-backed client and the shared cache), and
+//! below `rein-manager`, which runs controllers as [`Runnable`]s. Data flows one way:
+//! a [`source`] turns informer notifications (or channel messages) into [`event`]s, the
+//! [`predicate`]s filter them, an [`handler`] maps each to [`Request`]s on the controller's
+//! [`RequestQueue`], and the controller's workers hand each request to the [`Reconciler`],
+//! never two reconciles of one key at once.
 //!
 //! ```
-//! // The crate builds and links.
-//! use rein_controller as _;
+//! use std::time::Duration;
+//! use rein_controller::{Action, Context, Request, reconciler_fn};
+//!
+//! // A reconciler that comes back to every object every minute.
+//! let reconciler = reconciler_fn(|_ctx: Context, req: Request| async move {
+//!     println!("reconciling {req}");
+//!     Ok::<_, std::convert::Infallible>(Action::requeue_after(Duration::from_secs(60)))
+//! });
+//! # let _ = reconciler;
 //! ```
+
+pub mod builder;
+pub mod controller;
+pub mod event;
+pub mod finalizer;
+pub mod handler;
+mod metrics;
+pub mod predicate;
+pub mod queue;
+pub mod reconcile;
+pub mod recorder;
+mod runnable;
+pub mod source;
+
+pub use builder::ControllerManagedBy;
+pub use controller::{Controller, ControllerOptions};
+pub use queue::RequestQueue;
+pub use reconcile::{
+    Action, BoxError, Context, Reconciler, ReconcilerFn, Request, TerminalError, is_terminal,
+    reconciler_fn,
+};
+pub use runnable::{ControllerHost, Runnable};

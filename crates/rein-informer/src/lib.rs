@@ -1,9 +1,67 @@
-//! client-go's tools/cache for Rust: reflector, DeltaFIFO and RealFIFO, indexers, shared informers, listers.
+//! client-go's `tools/cache` for Rust: reflector, RealFIFO and DeltaFIFO, indexers, shared
+//! informers, listers.
 //!
-//! Part of [rein](https://example.invalid/rein): see `docs/ARCHITECTURE.md` for where this
-//! crate sits in the stack.
+//! `rein-informer` sits above `rein-scheme` (keys, selectors) and `kube-client` (HTTP), and
+//! below `rein-client` (whose cache wraps a [`SharedInformerFactory`]) and `rein-controller`
+//! (whose `Kind` source registers [`ResourceEventHandler`]s). Data flows one way:
+//!
+//! ```text
+//! ListerWatcher ─► Reflector ─► Queue (RealFifo | DeltaFifo) ─► process loop ─► Indexer
+//!                                                                     └─► listener × N ─► handlers
+//! ```
+//!
+//! Objects are held once, as `Arc<K>`: the queue and the cache share them, and reads never
+//! deep-copy.
 //!
 //! ```
-//! // The crate builds and links.
-//! use rein_informer as _;
+//! use std::sync::Arc;
+//! use k8s_openapi::api::core::v1::ConfigMap;
+//! use kube_client::core::ObjectMeta;
+//! use rein_informer::{Indexer, Lister, NAMESPACE_INDEX};
+//! use rein_scheme::labels::Selector;
+//!
+//! let cache: Indexer<ConfigMap> = Indexer::new();
+//! cache.add(Arc::new(ConfigMap {
+//!     metadata: ObjectMeta { namespace: Some("default".into()), name: Some("cfg".into()), ..Default::default() },
+//!     ..Default::default()
+//! }));
+//! assert_eq!(cache.by_index(NAMESPACE_INDEX, "default").unwrap().len(), 1);
+//! let lister = Lister::new(cache);
+//! assert!(lister.get("default", "cfg").is_some());
+//! assert_eq!(lister.namespaced("default").list(&Selector::everything()).len(), 1);
 //! ```
+
+pub mod controller;
+mod delta;
+mod error;
+mod factory;
+pub mod fifo;
+mod handler;
+mod informer;
+mod key;
+mod lister;
+mod lister_watcher;
+pub mod reflector;
+mod store;
+#[cfg(test)]
+mod testutil;
+mod wait;
+
+pub use delta::{DeletedObject, Delta, DeltaObject, DeltaType};
+pub use error::Error;
+pub use factory::{SharedInformerFactory, TweakListOptions};
+pub use fifo::{
+    DeltaFifo, DeltaFifoOptions, Queue, QueueClosed, RealFifo, RealFifoOptions, Requeue,
+};
+pub use handler::{ResourceEventHandler, ResourceEventHandlerFuncs};
+pub use informer::{HandlerRegistration, InformerOptions, QueueKind, SharedIndexInformer};
+pub use key::{deletion_handling_key, meta_namespace_key, split_meta_namespace_key};
+pub use lister::{Lister, NamespacedLister};
+pub use lister_watcher::{
+    ApiListerWatcher, ListPage, ListWatchOptions, ListerWatcher, WatchStream,
+};
+pub use reflector::{
+    BackoffOptions, Reflector, ReflectorOptions, ShouldResyncFn, TransformFn, WatchErrorHandler,
+};
+pub use store::{IndexFunc, Indexer, Indexers, KeyFunc, NAMESPACE_INDEX, namespace_index_func};
+pub use wait::{HasSynced, SYNC_POLL_INTERVAL, wait_for_cache_sync};

@@ -1,9 +1,55 @@
 //! controller-runtime's manager: runnables, leader election, health probes, metrics and admission webhooks.
 //!
-//! Part of [rein](https://example.invalid/rein): see `docs/ARCHITECTURE.md` for where this
-//! crate sits in the stack.
+//! `rein-manager` is the top layer of rein. It sits on `rein-controller` (controllers are
+//! [`Runnable`]s, built with `ControllerManagedBy::new(&manager)` through the
+//! [`ControllerHost`] trait the [`Manager`] implements), `rein-client` (the cache-backed client
+//! and the shared cache) and, through them, `rein-informer`, `rein-scheme` and
+//! `rein-workqueue`.
+//!
+//! - [`Manager`]: built from a `kube_client::Config` and [`Options`]; owns the shared cache
+//!   and client; [`Manager::start`] runs the cache, the servers, then (after the caches
+//!   synced, and after winning the election when enabled) the controllers; stops gracefully
+//!   in reverse order.
+//! - [`config`]: find a client config like `GetConfigOrDie` (`--kubeconfig`, `KUBECONFIG`,
+//!   in-cluster, `~/.kube/config`).
+//! - [`leaderelection`]: client-go's Lease-based leader election, usable on its own.
+//! - [`signals`]: first SIGINT/SIGTERM stops gracefully, a second exits.
+//! - [`healthz`], [`metrics`], [`webhook`]: the probe, metrics and admission webhook servers
+//!   the manager starts when its options enable them.
 //!
 //! ```
-//! // The crate builds and links.
-//! use rein_manager as _;
+//! use std::sync::Arc;
+//!
+//! use rein_manager::{Manager, Options, RunnableFn};
+//! use tokio_util::sync::CancellationToken;
+//!
+//! # #[tokio::main] async fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! // An embedded API server stands in for a cluster (see `config::get_config` for real ones).
+//! let env = rein_testenv::TestEnv::start().await?;
+//! let mgr = Manager::builder(env.config()).options(Options::default()).build().await?;
+//!
+//! // A runnable: here one that stops the manager once it ran; controllers are runnables too.
+//! let stop = CancellationToken::new();
+//! let stopper = stop.clone();
+//! mgr.add(Arc::new(RunnableFn::new(move |_token| {
+//!     let stopper = stopper.clone();
+//!     async move {
+//!         stopper.cancel();
+//!         Ok(())
+//!     }
+//! })))?;
+//! mgr.start(stop).await?;
+//! # Ok(()) }
 //! ```
+
+pub mod config;
+pub mod healthz;
+pub mod leaderelection;
+mod manager;
+pub mod metrics;
+pub mod signals;
+pub mod webhook;
+
+pub use manager::{Error, LeaderElectionOptions, Manager, ManagerBuilder, Options, RunnableFn};
+#[doc(inline)]
+pub use rein_controller::{ControllerHost, Runnable};

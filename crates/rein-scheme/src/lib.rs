@@ -1,9 +1,31 @@
 //! Kubernetes type machinery: group/version/kind, object keys, label and field selectors, and the Scheme.
 //!
-//! Part of [rein](https://example.invalid/rein): see `docs/ARCHITECTURE.md` for where this
-//! crate sits in the stack.
+//! `rein-scheme` plays apimachinery's role in the rein stack. It sits directly above
+//! k8s-openapi and kube-core and below everything that handles objects: `rein-informer` keys its
+//! stores with [`ObjectKey`] and filters with [`labels::Selector`], `rein-client` maps types to
+//! REST paths through the [`Scheme`], and `rein-controller` carries an [`ObjectKey`] in each
+//! reconcile request. It does no I/O.
 //!
 //! ```
-//! // The crate builds and links.
-//! use rein_scheme as _;
+//! use rein_scheme::{labels, GroupVersionKind, ObjectKey};
+//! use k8s_openapi::api::apps::v1::Deployment;
+//!
+//! let key: ObjectKey = "default/web".parse().unwrap();
+//! assert_eq!(key, ObjectKey::new("default", "web"));
+//!
+//! let gvk = GroupVersionKind::of::<Deployment>();
+//! assert_eq!(gvk.to_string(), "apps/v1, Kind=Deployment");
+//!
+//! let sel = labels::Selector::parse("app=web,tier!=db").unwrap();
+//! assert_eq!(sel.to_string(), "app=web,tier!=db");
 //! ```
+
+pub mod fields;
+mod gvk;
+mod key;
+pub mod labels;
+pub mod scheme;
+
+pub use gvk::{GroupVersion, GroupVersionKind, GroupVersionResource};
+pub use key::{ObjectKey, ParseObjectKeyError};
+pub use scheme::{AnyObject, RestMapper, RestMapping, Scheme, Scope, TypeInfo};

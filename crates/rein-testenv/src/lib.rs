@@ -1,9 +1,49 @@
 //! An embedded, in-process Kubernetes API server for tests: envtest without binaries.
 //!
-//! Part of [rein](https://example.invalid/rein): see `docs/ARCHITECTURE.md` for where this
-//! crate sits in the stack.
+//! Part of [rein](https://example.invalid/rein): every layer above the workqueue talks to a
+//! Kubernetes API server, and every rein test talks to this one over real HTTP. It sits
+//! beside the stack, not in it: it depends on no other rein crate, and rein crates use it only
+//! as a dev-dependency (examples use it when no kubeconfig is given).
+//!
+//! [`TestEnv::start`] serves every built-in k8s-openapi resource (and CRD-defined ones once the
+//! CRD is created) on an ephemeral loopback port, on its own runtime thread, and hands back a
+//! ready `kube_client::Client`. The real `kubectl` works against it too
+//! ([`TestEnv::write_kubeconfig`], or the `rein-apiserver` binary).
 //!
 //! ```
-//! // The crate builds and links.
-//! use rein_testenv as _;
+//! # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
+//! use k8s_openapi::api::core::v1::ConfigMap;
+//! use kube_client::api::{Api, PostParams};
+//!
+//! let env = rein_testenv::TestEnv::start().await?;
+//! let cms: Api<ConfigMap> = Api::namespaced(env.client(), "default");
+//! let mut cm = ConfigMap::default();
+//! cm.metadata.name = Some("settings".into());
+//! let created = cms.create(&PostParams::default(), &cm).await?;
+//! assert!(created.metadata.uid.is_some());
+//! # Ok(())
+//! # }
+//! # tokio::runtime::Runtime::new().unwrap().block_on(demo()).unwrap();
 //! ```
+
+mod env;
+mod error;
+mod faults;
+mod openapi;
+mod ops;
+mod patch;
+mod requests;
+mod resources;
+mod selectors;
+mod server;
+mod status;
+mod store;
+mod tls;
+
+pub use env::builder::DEFAULT_WATCH_HISTORY;
+#[doc(hidden)]
+pub use env::run_until_signal;
+pub use env::{TestEnv, TestEnvBuilder};
+pub use error::Error;
+pub use faults::{Fault, Faults};
+pub use requests::RequestRecord;

@@ -1,0 +1,144 @@
+//! `CacheOptions`: which objects the cache holds (namespaces, selectors), how it stores them
+//! (transform) and how often informers resync.
+
+use std::collections::HashMap;
+use std::fmt;
+use std::sync::Arc;
+use std::time::Duration;
+
+use kube_client::core::ObjectMeta;
+use rein_scheme::{GroupVersionKind, fields, labels};
+
+use crate::Object;
+
+/// A function applied to every object's metadata before it is stored (e.g. dropping
+/// `managedFields`). It sees metadata only so it works for every kind without re-encoding.
+pub type Transform = Arc<dyn Fn(&mut ObjectMeta) + Send + Sync>;
+
+/// Per-kind overrides of the cache's defaults (controller-runtime's `ByObject`).
+#[derive(Clone, Default)]
+pub struct ByObject {
+    /// Only objects matching this label selector are cached.
+    pub label_selector: Option<labels::Selector>,
+    /// Only objects matching this field selector are cached.
+    pub field_selector: Option<fields::Selector>,
+    /// Replaces the default transform for this kind.
+    pub transform: Option<Transform>,
+    /// Replaces the default resync period for this kind.
+    pub sync_period: Option<Duration>,
+}
+
+impl fmt::Debug for ByObject {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ByObject")
+            .field("label_selector", &self.label_selector)
+            .field("field_selector", &self.field_selector)
+            .field("transform", &self.transform.is_some())
+            .field("sync_period", &self.sync_period)
+            .finish()
+    }
+}
+
+/// How the cache is built (controller-runtime's `cache.Options`).
+#[derive(Clone)]
+pub struct CacheOptions {
+    /// Restrict namespaced kinds to this namespace (`None`: all namespaces).
+    pub namespace: Option<String>,
+    /// Only objects matching this label selector are cached (all kinds).
+    pub default_label_selector: Option<labels::Selector>,
+    /// Only objects matching this field selector are cached (all kinds).
+    pub default_field_selector: Option<fields::Selector>,
+    /// Applied to every object before it is stored; default drops `metadata.managedFields`.
+    pub default_transform: Option<Transform>,
+    /// Informer resync period (default 10 hours).
+    pub sync_period: Duration,
+    /// Per-kind overrides.
+    pub by_object: HashMap<GroupVersionKind, ByObject>,
+    /// Reads of a kind with no informer yet fail instead of starting one.
+    pub reader_fail_on_missing_informer: bool,
+}
+
+impl Default for CacheOptions {
+    fn default() -> Self {
+        Self {
+            namespace: None,
+            default_label_selector: None,
+            default_field_selector: None,
+            default_transform: Some(strip_managed_fields()),
+            sync_period: Duration::from_secs(10 * 60 * 60),
+            by_object: HashMap::new(),
+            reader_fail_on_missing_informer: false,
+        }
+    }
+}
+
+impl fmt::Debug for CacheOptions {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("CacheOptions")
+            .field("namespace", &self.namespace)
+            .field("default_label_selector", &self.default_label_selector)
+            .field("default_field_selector", &self.default_field_selector)
+            .field("default_transform", &self.default_transform.is_some())
+            .field("sync_period", &self.sync_period)
+            .field("by_object", &self.by_object)
+            .field(
+                "reader_fail_on_missing_informer",
+                &self.reader_fail_on_missing_informer,
+            )
+            .finish()
+    }
+}
+
+impl CacheOptions {
+    /// Restricts namespaced kinds to one namespace.
+    pub fn namespace(mut self, namespace: impl Into<String>) -> Self {
+        self.namespace = Some(namespace.into());
+        self
+    }
+
+    /// Sets a per-kind override.
+    pub fn by_object<K: Object>(mut self, by: ByObject) -> Self {
+        let resource = kube_client::core::ApiResource::erase::<K>(&());
+        self.by_object.insert(
+            GroupVersionKind::new(resource.group, resource.version, resource.kind),
+            by,
+        );
+        self
+    }
+
+    /// Sets the resync period.
+    pub fn sync_period(mut self, period: Duration) -> Self {
+        self.sync_period = period;
+        self
+    }
+
+    pub(crate) fn for_kind(&self, gvk: &GroupVersionKind) -> KindSettings {
+        let by = self.by_object.get(gvk);
+        KindSettings {
+            label_selector: by
+                .and_then(|b| b.label_selector.clone())
+                .or_else(|| self.default_label_selector.clone()),
+            field_selector: by
+                .and_then(|b| b.field_selector.clone())
+                .or_else(|| self.default_field_selector.clone()),
+            transform: by
+                .and_then(|b| b.transform.clone())
+                .or_else(|| self.default_transform.clone()),
+            sync_period: by.and_then(|b| b.sync_period).unwrap_or(self.sync_period),
+        }
+    }
+}
+
+/// The effective settings for one kind after applying overrides.
+#[derive(Clone)]
+pub(crate) struct KindSettings {
+    pub(crate) label_selector: Option<labels::Selector>,
+    pub(crate) field_selector: Option<fields::Selector>,
+    pub(crate) transform: Option<Transform>,
+    pub(crate) sync_period: Duration,
+}
+
+/// The transform controller-runtime recommends: drop `metadata.managedFields`.
+pub fn strip_managed_fields() -> Transform {
+    Arc::new(|meta: &mut ObjectMeta| meta.managed_fields = None)
+}

@@ -1,0 +1,1 @@
+//! Cache tests against rein-testenv live in the crate's integration tests.

@@ -1,0 +1,59 @@
+//! `ClientOptions`: how a client routes reads and stamps writes.
+
+use std::collections::HashSet;
+
+use rein_scheme::GroupVersionKind;
+
+use crate::Object;
+
+/// How the delegating client behaves (controller-runtime's `client.Options` + `CacheOptions`).
+///
+/// ```
+/// use k8s_openapi::api::core::v1::Secret;
+/// use rein_client::ClientOptions;
+///
+/// let opts = ClientOptions::default().uncached::<Secret>().field_owner("my-operator");
+/// assert_eq!(opts.uncached.len(), 1);
+/// ```
+#[derive(Debug, Clone, Default)]
+pub struct ClientOptions {
+    /// Kinds always read from the API server, never the cache (`DisableFor`).
+    pub uncached: HashSet<GroupVersionKind>,
+    /// Read dynamic objects through the cache too (default: straight from the server).
+    pub cache_unstructured: bool,
+    /// The field manager stamped on writes that do not name one.
+    pub field_owner: Option<String>,
+    /// Send every write as a dry run.
+    pub dry_run: bool,
+}
+
+impl ClientOptions {
+    /// Reads of `K` bypass the cache.
+    pub fn uncached<K: Object>(mut self) -> Self {
+        let resource = kube_client::core::ApiResource::erase::<K>(&());
+        self.uncached.insert(GroupVersionKind::new(
+            resource.group,
+            resource.version,
+            resource.kind,
+        ));
+        self
+    }
+
+    /// Reads of dynamic objects go through the cache.
+    pub fn cache_unstructured(mut self, enabled: bool) -> Self {
+        self.cache_unstructured = enabled;
+        self
+    }
+
+    /// Default field manager for writes.
+    pub fn field_owner(mut self, owner: impl Into<String>) -> Self {
+        self.field_owner = Some(owner.into());
+        self
+    }
+
+    /// Every write is a dry run.
+    pub fn dry_run(mut self, enabled: bool) -> Self {
+        self.dry_run = enabled;
+        self
+    }
+}

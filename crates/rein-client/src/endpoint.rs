@@ -1,0 +1,238 @@
+//! `Endpoint`: one kind's REST collection, and the raw verbs on it shared by the typed and
+//! dynamic clients.
+
+use kube_client::core::{
+    ApiResource, DynamicObject, ObjectList, Request, Resource,
+    params::{DeleteParams, GetParams, Patch, PatchParams, PostParams},
+};
+use rein_scheme::{GroupVersionKind, ObjectKey, RestMapping, Scope};
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+
+use crate::{Error, ListOptions, Object};
+
+/// A kind's REST collection: where its objects live and whether URLs carry a namespace.
+#[derive(Debug, Clone)]
+pub(crate) struct Endpoint {
+    pub(crate) resource: ApiResource,
+    pub(crate) scope: Scope,
+    pub(crate) gvk: GroupVersionKind,
+}
+
+impl Endpoint {
+    pub(crate) fn of<K: Object>() -> Self {
+        let resource = ApiResource::erase::<K>(&());
+        let gvk = GroupVersionKind::new(&resource.group, &resource.version, &resource.kind);
+        Self {
+            resource,
+            scope: Scope::of::<K>(),
+            gvk,
+        }
+    }
+
+    pub(crate) fn from_mapping(mapping: &RestMapping) -> Self {
+        Self {
+            resource: mapping.api_resource(),
+            scope: mapping.scope,
+            gvk: mapping.gvk.clone(),
+        }
+    }
+
+    pub(crate) fn namespaced(&self) -> bool {
+        self.scope == Scope::Namespaced
+    }
+
+    pub(crate) fn action(&self, verb: &str, target: &dyn std::fmt::Display) -> String {
+        format!("{verb} {} {target}", self.gvk)
+    }
+
+    /// The collection URL for one object's namespace: required for namespaced kinds, ignored
+    /// for cluster-scoped ones.
+    fn object_request(&self, namespace: Option<&str>, action: &str) -> Result<Request, Error> {
+        match (self.scope, namespace) {
+            (Scope::Namespaced, Some(ns)) if !ns.is_empty() => Ok(Request::new(
+                DynamicObject::url_path(&self.resource, Some(ns)),
+            )),
+            (Scope::Namespaced, _) => Err(Error::InvalidInput {
+                action: action.to_owned(),
+                problem: format!(
+                    "{} is namespaced, so a namespace is required",
+                    self.gvk.kind
+                ),
+            }),
+            (Scope::Cluster, _) => Ok(Request::new(DynamicObject::url_path(&self.resource, None))),
+            (Scope::Subresource, _) => Err(Error::InvalidInput {
+                action: action.to_owned(),
+                problem: format!("{} is only served as a sub-resource", self.gvk.kind),
+            }),
+        }
+    }
+
+    fn collection_request(&self, namespace: Option<&str>) -> Request {
+        let ns = namespace.filter(|ns| !ns.is_empty() && self.namespaced());
+        Request::new(DynamicObject::url_path(&self.resource, ns))
+    }
+
+    async fn send<T: DeserializeOwned>(
+        kube: &kube_client::Client,
+        action: String,
+        request: Result<http::Request<Vec<u8>>, kube_client::core::request::Error>,
+    ) -> Result<T, Error> {
+        let request = request.map_err(|e| Error::InvalidInput {
+            action: action.clone(),
+            problem: e.to_string(),
+        })?;
+        kube.request::<T>(request)
+            .await
+            .map_err(|e| Error::from_kube(action, e))
+    }
+
+    pub(crate) async fn get<T: DeserializeOwned>(
+        &self,
+        kube: &kube_client::Client,
+        key: &ObjectKey,
+    ) -> Result<T, Error> {
+        let action = self.action("getting", key);
+        let req = self.object_request(key.namespace.as_deref(), &action)?;
+        Self::send(kube, action, req.get(&key.name, &GetParams::default())).await
+    }
+
+    pub(crate) async fn list<T: DeserializeOwned + Clone>(
+        &self,
+        kube: &kube_client::Client,
+        opts: &ListOptions,
+    ) -> Result<ObjectList<T>, Error> {
+        let action = self.action(
+            "listing",
+            &opts.namespace.as_deref().unwrap_or("(all namespaces)"),
+        );
+        let req = self.collection_request(opts.namespace.as_deref());
+        Self::send(kube, action, req.list(&opts.to_list_params())).await
+    }
+
+    pub(crate) async fn create<T: Serialize + DeserializeOwned>(
+        &self,
+        kube: &kube_client::Client,
+        key: &ObjectKey,
+        obj: &T,
+        pp: &PostParams,
+    ) -> Result<T, Error> {
+        let action = self.action("creating", key);
+        let req = self.object_request(key.namespace.as_deref(), &action)?;
+        let body = serde_json::to_vec(obj).map_err(|source| Error::Json {
+            action: action.clone(),
+            source,
+        })?;
+        Self::send(kube, action, req.create(pp, body)).await
+    }
+
+    pub(crate) async fn replace<T: Serialize + DeserializeOwned>(
+        &self,
+        kube: &kube_client::Client,
+        key: &ObjectKey,
+        obj: &T,
+        pp: &PostParams,
+        subresource: Option<&str>,
+    ) -> Result<T, Error> {
+        let action = match subresource {
+            Some(sub) => self.action(&format!("updating sub-resource {sub} of"), key),
+            None => self.action("updating", key),
+        };
+        let req = self.object_request(key.namespace.as_deref(), &action)?;
+        let body = serde_json::to_vec(obj).map_err(|source| Error::Json {
+            action: action.clone(),
+            source,
+        })?;
+        let built = match subresource {
+            Some(sub) => req.replace_subresource(sub, &key.name, pp, body),
+            None => req.replace(&key.name, pp, body),
+        };
+        Self::send(kube, action, built).await
+    }
+
+    pub(crate) async fn patch<T: DeserializeOwned, P: Serialize + std::fmt::Debug>(
+        &self,
+        kube: &kube_client::Client,
+        key: &ObjectKey,
+        patch: &Patch<P>,
+        pp: &PatchParams,
+        subresource: Option<&str>,
+    ) -> Result<T, Error> {
+        let action = match subresource {
+            Some(sub) => self.action(&format!("patching sub-resource {sub} of"), key),
+            None => self.action("patching", key),
+        };
+        let req = self.object_request(key.namespace.as_deref(), &action)?;
+        let built = match subresource {
+            Some(sub) => req.patch_subresource(sub, &key.name, pp, patch),
+            None => req.patch(&key.name, pp, patch),
+        };
+        Self::send(kube, action, built).await
+    }
+
+    pub(crate) async fn delete(
+        &self,
+        kube: &kube_client::Client,
+        key: &ObjectKey,
+        dp: &DeleteParams,
+    ) -> Result<(), Error> {
+        let action = self.action("deleting", key);
+        let req = self.object_request(key.namespace.as_deref(), &action)?;
+        Self::send::<serde_json::Value>(kube, action, req.delete(&key.name, dp))
+            .await
+            .map(drop)
+    }
+
+    pub(crate) async fn delete_collection(
+        &self,
+        kube: &kube_client::Client,
+        opts: &ListOptions,
+        dp: &DeleteParams,
+    ) -> Result<(), Error> {
+        let action = self.action(
+            "deleting all of",
+            &opts.namespace.as_deref().unwrap_or("(all namespaces)"),
+        );
+        let req = self.collection_request(opts.namespace.as_deref());
+        Self::send::<serde_json::Value>(
+            kube,
+            action,
+            req.delete_collection(dp, &opts.to_list_params()),
+        )
+        .await
+        .map(drop)
+    }
+
+    pub(crate) async fn get_subresource<T: DeserializeOwned>(
+        &self,
+        kube: &kube_client::Client,
+        subresource: &str,
+        key: &ObjectKey,
+    ) -> Result<T, Error> {
+        let action = self.action(&format!("getting sub-resource {subresource} of"), key);
+        let req = self.object_request(key.namespace.as_deref(), &action)?;
+        Self::send(kube, action, req.get_subresource(subresource, &key.name)).await
+    }
+
+    pub(crate) async fn create_subresource<B: Serialize, T: DeserializeOwned>(
+        &self,
+        kube: &kube_client::Client,
+        subresource: &str,
+        key: &ObjectKey,
+        body: &B,
+        pp: &PostParams,
+    ) -> Result<T, Error> {
+        let action = self.action(&format!("creating sub-resource {subresource} of"), key);
+        let req = self.object_request(key.namespace.as_deref(), &action)?;
+        let body = serde_json::to_vec(body).map_err(|source| Error::Json {
+            action: action.clone(),
+            source,
+        })?;
+        Self::send(
+            kube,
+            action,
+            req.create_subresource(subresource, &key.name, pp, body),
+        )
+        .await
+    }
+}

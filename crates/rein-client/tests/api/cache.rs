@@ -1,0 +1,370 @@
+//! The cache and the delegating client: routing proved by what the server saw, selectors,
+//! namespace restriction, field indexes, transforms.
+
+use std::future::Future;
+use std::time::Duration;
+
+use k8s_openapi::api::core::v1::{ConfigMap, Pod, Secret};
+use rein_client::cache::{ByObject, Cache, CacheOptions};
+use rein_client::{Client, ClientOptions, Error, ListOptions, ObjectKey, PostParams};
+use rein_scheme::GroupVersionKind;
+use rein_testenv::TestEnv;
+use tokio_util::sync::CancellationToken;
+
+use crate::support::{config_map, pod};
+
+/// A started cache with a delegating client over it; the cache stops when the guard drops.
+struct Running {
+    env: TestEnv,
+    cache: Cache,
+    client: Client,
+    stop: CancellationToken,
+}
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        self.stop.cancel();
+    }
+}
+
+async fn running(options: CacheOptions, client_options: ClientOptions) -> Running {
+    let env = TestEnv::start().await.unwrap();
+    let cache = Cache::new(env.client(), options);
+    let client = Client::builder(env.client())
+        .cache(cache.clone())
+        .options(client_options)
+        .build();
+    let stop = CancellationToken::new();
+    tokio::spawn({
+        let (cache, stop) = (cache.clone(), stop.clone());
+        async move { cache.start(stop).await }
+    });
+    assert!(cache.wait_for_cache_sync().await);
+    Running {
+        env,
+        cache,
+        client,
+        stop,
+    }
+}
+
+/// Waits (generously) until `check` holds.
+async fn eventually<F, Fut>(mut check: F)
+where
+    F: FnMut() -> Fut,
+    Fut: Future<Output = bool>,
+{
+    for _ in 0..400 {
+        if check().await {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(25)).await;
+    }
+    panic!("condition not met within 10s");
+}
+
+fn gets_of(env: &TestEnv, path_end: &str) -> usize {
+    env.requests()
+        .iter()
+        .filter(|r| r.method == "GET" && r.path.ends_with(path_end))
+        .count()
+}
+
+#[tokio::test]
+async fn cached_reads_do_not_reach_the_server() {
+    let r = running(
+        CacheOptions::default(),
+        ClientOptions::default().uncached::<Secret>(),
+    )
+    .await;
+    let live = Client::new(r.env.client());
+    live.create(&pod("default", "p", &[]), &PostParams::default())
+        .await
+        .unwrap();
+    live.create(
+        &Secret {
+            metadata: crate::support::meta("default", "s"),
+            ..Default::default()
+        },
+        &PostParams::default(),
+    )
+    .await
+    .unwrap();
+    let key = ObjectKey::new("default", "p");
+    // The first read starts the Pod informer; the created pod shows up once it has synced.
+    eventually(|| async { r.client.get::<Pod>(&key).await.is_ok() }).await;
+    r.env.clear_requests();
+    for _ in 0..5 {
+        r.client.get::<Pod>(&key).await.unwrap();
+    }
+    r.client
+        .list::<Pod>(&ListOptions::default().namespace("default"))
+        .await
+        .unwrap();
+    assert_eq!(gets_of(&r.env, "/pods/p"), 0, "{:?}", r.env.requests());
+    assert!(
+        !r.env.requests().iter().any(|q| q.method == "GET"
+            && q.path.ends_with("/pods")
+            && !q.query.as_deref().unwrap_or_default().contains("watch")),
+        "no list went to the server"
+    );
+
+    // Uncached kinds and the API reader go to the server.
+    r.client
+        .get::<Secret>(&ObjectKey::new("default", "s"))
+        .await
+        .unwrap();
+    assert_eq!(gets_of(&r.env, "/secrets/s"), 1);
+    r.client.api_reader().get::<Pod>(&key).await.unwrap();
+    assert_eq!(gets_of(&r.env, "/pods/p"), 1);
+
+    // Dynamic objects are read live unless caching them is enabled.
+    let pods = r
+        .client
+        .dynamic()
+        .resource(&GroupVersionKind::new("", "v1", "Pod"))
+        .await
+        .unwrap();
+    pods.get(&key).await.unwrap();
+    assert_eq!(gets_of(&r.env, "/pods/p"), 2);
+
+    let missing = r
+        .client
+        .get::<Pod>(&ObjectKey::new("default", "nope"))
+        .await
+        .unwrap_err();
+    assert!(missing.is_not_found(), "{missing}");
+}
+
+#[tokio::test]
+async fn dynamic_objects_through_the_cache_when_enabled() {
+    let r = running(
+        CacheOptions::default(),
+        ClientOptions::default().cache_unstructured(true),
+    )
+    .await;
+    Client::new(r.env.client())
+        .create(
+            &config_map("default", "cm", &[("a", "1")]),
+            &PostParams::default(),
+        )
+        .await
+        .unwrap();
+    let cms = r
+        .client
+        .dynamic()
+        .resource(&GroupVersionKind::new("", "v1", "ConfigMap"))
+        .await
+        .unwrap();
+    let key = ObjectKey::new("default", "cm");
+    eventually(|| async { cms.get(&key).await.is_ok() }).await;
+    r.env.clear_requests();
+    let got = cms.get(&key).await.unwrap();
+    assert_eq!(got.data["data"]["a"], "1");
+    assert_eq!(gets_of(&r.env, "/configmaps/cm"), 0);
+}
+
+#[tokio::test]
+async fn label_selectors_limits_and_unsupported_options() {
+    let r = running(CacheOptions::default(), ClientOptions::default()).await;
+    let live = Client::new(r.env.client());
+    for (name, app) in [("a", "web"), ("b", "web"), ("c", "db")] {
+        live.create(
+            &pod("default", name, &[("app", app)]),
+            &PostParams::default(),
+        )
+        .await
+        .unwrap();
+    }
+    eventually(|| async {
+        r.client
+            .list::<Pod>(&ListOptions::default())
+            .await
+            .is_ok_and(|l| l.items.len() == 3)
+    })
+    .await;
+    let web = r
+        .client
+        .list::<Pod>(&ListOptions::default().matching_labels([("app", "web")]))
+        .await
+        .unwrap();
+    assert_eq!(web.items.len(), 2);
+    let limited = r
+        .client
+        .list::<Pod>(&ListOptions::default().limit(1))
+        .await
+        .unwrap();
+    assert_eq!(limited.items.len(), 1);
+    assert!(matches!(
+        r.client
+            .list::<Pod>(&ListOptions::default().continue_token("x"))
+            .await,
+        Err(Error::CacheUnsupported { .. })
+    ));
+    assert!(matches!(
+        r.client
+            .list::<Pod>(&ListOptions::default().fields("spec.nodeName!=x".parse().unwrap()))
+            .await,
+        Err(Error::CacheUnsupported { .. })
+    ));
+    assert!(matches!(
+        r.client
+            .list::<Pod>(&ListOptions::default().matching_fields([("spec.nodeName", "n")]))
+            .await,
+        Err(Error::CacheUnsupported { .. })
+    ));
+}
+
+#[tokio::test]
+async fn field_indexes_answer_matching_fields() {
+    let r = running(CacheOptions::default(), ClientOptions::default()).await;
+    r.cache
+        .index_field::<Pod>("spec.nodeName", |p: &Pod| {
+            p.spec
+                .as_ref()
+                .and_then(|s| s.node_name.clone())
+                .into_iter()
+                .collect()
+        })
+        .unwrap();
+    let live = Client::new(r.env.client());
+    for (ns, name, node) in [
+        ("default", "a", "n1"),
+        ("default", "b", "n2"),
+        ("kube-public", "c", "n1"),
+    ] {
+        let mut p = pod(ns, name, &[]);
+        p.spec.as_mut().unwrap().node_name = Some(node.into());
+        live.create(&p, &PostParams::default()).await.unwrap();
+    }
+    let on_n1 = ListOptions::default().matching_fields([("spec.nodeName", "n1")]);
+    eventually(|| async {
+        r.client
+            .list::<Pod>(&on_n1)
+            .await
+            .is_ok_and(|l| l.items.len() == 2)
+    })
+    .await;
+    let in_default = r
+        .client
+        .list::<Pod>(&on_n1.clone().namespace("default"))
+        .await
+        .unwrap();
+    assert_eq!(in_default.items.len(), 1);
+    assert_eq!(in_default.items[0].metadata.name.as_deref(), Some("a"));
+    // Adding the same index twice is a typed error.
+    assert!(matches!(
+        r.cache
+            .index_field::<Pod>("spec.nodeName", |_: &Pod| Vec::new()),
+        Err(Error::Informer { .. })
+    ));
+}
+
+#[tokio::test]
+async fn namespace_restriction_and_per_kind_selectors() {
+    let options = CacheOptions::default()
+        .namespace("default")
+        .by_object::<ConfigMap>(ByObject {
+            label_selector: Some("cached=yes".parse().unwrap()),
+            ..Default::default()
+        });
+    let r = running(options, ClientOptions::default()).await;
+    let live = Client::new(r.env.client());
+    live.create(&pod("default", "in", &[]), &PostParams::default())
+        .await
+        .unwrap();
+    live.create(&pod("kube-public", "out", &[]), &PostParams::default())
+        .await
+        .unwrap();
+    let mut yes = config_map("default", "yes", &[]);
+    yes.metadata.labels = Some([("cached".to_string(), "yes".to_string())].into());
+    live.create(&yes, &PostParams::default()).await.unwrap();
+    live.create(&config_map("default", "no", &[]), &PostParams::default())
+        .await
+        .unwrap();
+
+    eventually(|| async {
+        r.client
+            .list::<Pod>(&ListOptions::default())
+            .await
+            .is_ok_and(|l| l.items.len() == 1)
+    })
+    .await;
+    assert!(
+        r.client
+            .get::<Pod>(&ObjectKey::new("kube-public", "out"))
+            .await
+            .unwrap_err()
+            .is_not_found()
+    );
+    eventually(|| async {
+        r.client
+            .get::<ConfigMap>(&ObjectKey::new("default", "yes"))
+            .await
+            .is_ok()
+    })
+    .await;
+    assert!(
+        r.client
+            .get::<ConfigMap>(&ObjectKey::new("default", "no"))
+            .await
+            .unwrap_err()
+            .is_not_found()
+    );
+    // The watches the server saw were namespace-scoped for pods.
+    assert!(
+        r.env
+            .requests()
+            .iter()
+            .any(|q| q.path == "/api/v1/namespaces/default/pods")
+    );
+}
+
+#[tokio::test]
+async fn reads_before_start_fail_and_informer_for_syncs() {
+    let env = TestEnv::start().await.unwrap();
+    let cache = Cache::new(env.client(), CacheOptions::default());
+    assert!(matches!(
+        cache.get::<Pod>(&ObjectKey::new("default", "x")).await,
+        Err(Error::CacheNotRunning { .. })
+    ));
+    // An informer requested before start is created but not run.
+    let informer = cache.informer_for::<ConfigMap>().await.unwrap();
+    assert!(!informer.has_started());
+    let stop = CancellationToken::new();
+    let task = tokio::spawn({
+        let (cache, stop) = (cache.clone(), stop.clone());
+        async move { cache.start(stop).await }
+    });
+    assert!(cache.wait_for_cache_sync().await);
+    assert!(informer.has_synced());
+    // After start, a new informer is synced by the time it is handed out.
+    let pods = cache.informer_for::<Pod>().await.unwrap();
+    assert!(pods.has_synced());
+    stop.cancel();
+    task.await.unwrap().unwrap();
+    assert!(!cache.wait_for_cache_sync().await);
+}
+
+#[tokio::test]
+async fn the_default_transform_drops_managed_fields() {
+    let r = running(CacheOptions::default(), ClientOptions::default()).await;
+    let live = Client::new(r.env.client());
+    let applied = live
+        .apply(
+            &config_map("default", "cm", &[("a", "1")]),
+            Some("tester"),
+            false,
+        )
+        .await
+        .unwrap();
+    assert!(
+        applied.metadata.managed_fields.is_some(),
+        "the server records managed fields"
+    );
+    let key = ObjectKey::new("default", "cm");
+    eventually(|| async { r.client.get::<ConfigMap>(&key).await.is_ok() }).await;
+    let cached: ConfigMap = r.client.get(&key).await.unwrap();
+    assert_eq!(cached.data.unwrap()["a"], "1");
+    assert!(cached.metadata.managed_fields.is_none());
+}

@@ -1,0 +1,438 @@
+//! Every verb and option of the typed client.
+
+use k8s_openapi::api::apps::v1::{Deployment, DeploymentSpec};
+use k8s_openapi::api::autoscaling::v1::Scale;
+use k8s_openapi::api::core::v1::{ConfigMap, Namespace, Pod, PodStatus};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector;
+use rein_client::{
+    DeleteParams, ListOptions, ObjectKey, Patch, PatchParams, PostParams, Preconditions,
+    PropagationPolicy,
+};
+use serde_json::json;
+
+use crate::support::{config_map, env, meta, pod};
+
+#[tokio::test]
+async fn create_get_update_delete() {
+    let (_env, client) = env().await;
+    let created = client
+        .create(
+            &config_map("default", "cm", &[("a", "1")]),
+            &PostParams::default(),
+        )
+        .await
+        .unwrap();
+    assert!(created.metadata.resource_version.is_some());
+    assert!(created.metadata.uid.is_some());
+
+    let key = ObjectKey::new("default", "cm");
+    let mut got: ConfigMap = client.get(&key).await.unwrap();
+    assert_eq!(got.data.as_ref().unwrap()["a"], "1");
+
+    got.data.as_mut().unwrap().insert("b".into(), "2".into());
+    let updated = client.update(&got, &PostParams::default()).await.unwrap();
+    assert_ne!(
+        updated.metadata.resource_version,
+        got.metadata.resource_version
+    );
+    assert_eq!(updated.data.as_ref().unwrap()["b"], "2");
+
+    client
+        .delete::<ConfigMap>(&key, &DeleteParams::default())
+        .await
+        .unwrap();
+    assert!(
+        client
+            .get::<ConfigMap>(&key)
+            .await
+            .unwrap_err()
+            .is_not_found()
+    );
+}
+
+#[tokio::test]
+async fn cluster_scoped_kinds_ignore_the_key_namespace() {
+    let (_env, client) = env().await;
+    let ns: Namespace = client
+        .get(&ObjectKey::new("ignored", "kube-system"))
+        .await
+        .unwrap();
+    assert_eq!(ns.metadata.name.as_deref(), Some("kube-system"));
+}
+
+#[tokio::test]
+async fn namespaced_kinds_need_a_namespace() {
+    let (_env, client) = env().await;
+    let err = client
+        .get::<Pod>(&ObjectKey::cluster_scoped("x"))
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(err, rein_client::Error::InvalidInput { .. }),
+        "{err}"
+    );
+    let err = client
+        .create(&pod("", "x", &[]), &PostParams::default())
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(err, rein_client::Error::InvalidInput { .. }),
+        "{err}"
+    );
+}
+
+#[tokio::test]
+async fn list_with_selectors_and_paging() {
+    let (_env, client) = env().await;
+    for (name, app) in [("a", "web"), ("b", "web"), ("c", "db")] {
+        client
+            .create(
+                &pod("default", name, &[("app", app)]),
+                &PostParams::default(),
+            )
+            .await
+            .unwrap();
+    }
+    client
+        .create(
+            &pod("kube-public", "d", &[("app", "web")]),
+            &PostParams::default(),
+        )
+        .await
+        .unwrap();
+
+    let names = |list: &rein_client::ObjectList<Pod>| -> Vec<String> {
+        list.items
+            .iter()
+            .map(|p| p.metadata.name.clone().unwrap_or_default())
+            .collect()
+    };
+    let all = client.list::<Pod>(&ListOptions::default()).await.unwrap();
+    assert_eq!(all.items.len(), 4);
+    let default = client
+        .list::<Pod>(&ListOptions::default().namespace("default"))
+        .await
+        .unwrap();
+    assert_eq!(default.items.len(), 3);
+    let web = client
+        .list::<Pod>(
+            &ListOptions::default()
+                .namespace("default")
+                .matching_labels([("app", "web")]),
+        )
+        .await
+        .unwrap();
+    assert_eq!(names(&web), ["a", "b"]);
+    let set_based = client
+        .list::<Pod>(&ListOptions::default().labels("app notin (web)".parse().unwrap()))
+        .await
+        .unwrap();
+    assert_eq!(names(&set_based), ["c"]);
+    let by_field = client
+        .list::<Pod>(&ListOptions::default().matching_fields([("metadata.name", "b")]))
+        .await
+        .unwrap();
+    assert_eq!(names(&by_field), ["b"]);
+    let nothing = client
+        .list::<Pod>(&ListOptions::default().labels(rein_scheme::labels::Selector::nothing()))
+        .await
+        .unwrap();
+    assert!(nothing.items.is_empty());
+
+    // Paging: limit + continue visits every pod exactly once.
+    let mut seen = Vec::new();
+    let mut opts = ListOptions::default().limit(3);
+    loop {
+        let page = client.list::<Pod>(&opts).await.unwrap();
+        assert!(page.items.len() <= 3);
+        seen.extend(names(&page));
+        match page.metadata.continue_.filter(|c| !c.is_empty()) {
+            Some(token) => opts = ListOptions::default().limit(3).continue_token(token),
+            None => break,
+        }
+    }
+    seen.sort();
+    assert_eq!(seen, ["a", "b", "c", "d"]);
+}
+
+#[tokio::test]
+async fn patch_kinds() {
+    let (_env, client) = env().await;
+    let key = ObjectKey::new("default", "cm");
+    client
+        .create(
+            &config_map("default", "cm", &[("a", "1")]),
+            &PostParams::default(),
+        )
+        .await
+        .unwrap();
+
+    let merged: ConfigMap = client
+        .patch(
+            &key,
+            &Patch::Merge(json!({"data": {"b": "2"}})),
+            &PatchParams::default(),
+        )
+        .await
+        .unwrap();
+    assert_eq!(merged.data.as_ref().unwrap().len(), 2);
+
+    let json_patch: json_patch::Patch =
+        serde_json::from_value(json!([{"op": "remove", "path": "/data/a"}])).unwrap();
+    let patched: ConfigMap = client
+        .patch(
+            &key,
+            &Patch::<()>::Json(json_patch),
+            &PatchParams::default(),
+        )
+        .await
+        .unwrap();
+    assert!(!patched.data.as_ref().unwrap().contains_key("a"));
+
+    let strategic: ConfigMap = client
+        .patch(
+            &key,
+            &Patch::Strategic(json!({"metadata": {"labels": {"x": "y"}}})),
+            &PatchParams::default(),
+        )
+        .await
+        .unwrap();
+    assert_eq!(strategic.metadata.labels.as_ref().unwrap()["x"], "y");
+
+    // Server-side apply with a field owner; a second owner conflicts unless forced.
+    let desired = config_map("default", "applied", &[("k", "v1")]);
+    let applied = client
+        .apply(&desired, Some("owner-a"), false)
+        .await
+        .unwrap();
+    assert_eq!(applied.data.as_ref().unwrap()["k"], "v1");
+    let other = config_map("default", "applied", &[("k", "v2")]);
+    let err = client
+        .apply(&other, Some("owner-b"), false)
+        .await
+        .unwrap_err();
+    assert!(err.is_conflict(), "{err}");
+    let forced = client.apply(&other, Some("owner-b"), true).await.unwrap();
+    assert_eq!(forced.data.as_ref().unwrap()["k"], "v2");
+    // Without an owner: a typed error before any request.
+    assert!(matches!(
+        client.apply(&other, None, false).await,
+        Err(rein_client::Error::InvalidInput { .. })
+    ));
+}
+
+#[tokio::test]
+async fn delete_options() {
+    let (env, client) = env().await;
+    let key = ObjectKey::new("default", "cm");
+    let created = client
+        .create(&config_map("default", "cm", &[]), &PostParams::default())
+        .await
+        .unwrap();
+
+    // A precondition on a wrong uid fails with a conflict and leaves the object.
+    let wrong = DeleteParams {
+        preconditions: Some(Preconditions {
+            uid: Some("not-the-uid".into()),
+            resource_version: None,
+        }),
+        ..Default::default()
+    };
+    let err = client.delete::<ConfigMap>(&key, &wrong).await.unwrap_err();
+    assert!(err.is_conflict(), "{err}");
+    client.get::<ConfigMap>(&key).await.unwrap();
+
+    env.clear_requests();
+    let right = DeleteParams {
+        preconditions: Some(Preconditions {
+            uid: created.metadata.uid.clone(),
+            resource_version: None,
+        }),
+        propagation_policy: Some(PropagationPolicy::Foreground),
+        grace_period_seconds: Some(0),
+        ..Default::default()
+    };
+    client.delete::<ConfigMap>(&key, &right).await.unwrap();
+    let seen = env.requests();
+    assert!(
+        seen.iter()
+            .any(|r| r.method == "DELETE" && r.path.ends_with("/configmaps/cm"))
+    );
+}
+
+#[tokio::test]
+async fn delete_all_of_uses_selectors() {
+    let (_env, client) = env().await;
+    for (name, app) in [("a", "web"), ("b", "web"), ("c", "db")] {
+        client
+            .create(
+                &pod("default", name, &[("app", app)]),
+                &PostParams::default(),
+            )
+            .await
+            .unwrap();
+    }
+    client
+        .delete_all_of::<Pod>(
+            &ListOptions::default()
+                .namespace("default")
+                .matching_labels([("app", "web")]),
+            &DeleteParams::default(),
+        )
+        .await
+        .unwrap();
+    let left = client
+        .list::<Pod>(&ListOptions::default().namespace("default"))
+        .await
+        .unwrap();
+    assert_eq!(left.items.len(), 1);
+    assert_eq!(left.items[0].metadata.name.as_deref(), Some("c"));
+    assert!(
+        client
+            .delete_all_of::<Pod>(&ListOptions::default(), &DeleteParams::default())
+            .await
+            .is_err()
+    );
+}
+
+#[tokio::test]
+async fn status_and_other_subresources() {
+    let (_env, client) = env().await;
+    let created = client
+        .create(&pod("default", "p", &[]), &PostParams::default())
+        .await
+        .unwrap();
+    let mut with_status = created.clone();
+    with_status.status = Some(PodStatus {
+        phase: Some("Running".into()),
+        ..Default::default()
+    });
+    let updated = client
+        .status()
+        .update(&with_status, &PostParams::default())
+        .await
+        .unwrap();
+    assert_eq!(updated.status.unwrap().phase.as_deref(), Some("Running"));
+
+    let key = ObjectKey::new("default", "p");
+    let patched: Pod = client
+        .status()
+        .patch(
+            &key,
+            &Patch::Merge(json!({"status": {"phase": "Succeeded"}})),
+            &PatchParams::default(),
+        )
+        .await
+        .unwrap();
+    assert_eq!(patched.status.unwrap().phase.as_deref(), Some("Succeeded"));
+
+    // A plain update does not change status.
+    let mut spec_change = client.get::<Pod>(&key).await.unwrap();
+    spec_change.status = None;
+    spec_change.metadata.labels = Some([("x".to_string(), "y".to_string())].into());
+    let after = client
+        .update(&spec_change, &PostParams::default())
+        .await
+        .unwrap();
+    assert_eq!(after.status.unwrap().phase.as_deref(), Some("Succeeded"));
+
+    // The scale sub-resource of a Deployment.
+    let deploy = Deployment {
+        metadata: meta("default", "web"),
+        spec: Some(DeploymentSpec {
+            replicas: Some(1),
+            selector: LabelSelector {
+                match_labels: Some([("app".to_string(), "web".to_string())].into()),
+                ..Default::default()
+            },
+            template: k8s_openapi::api::core::v1::PodTemplateSpec {
+                metadata: Some(kube_client::core::ObjectMeta {
+                    labels: Some([("app".to_string(), "web".to_string())].into()),
+                    ..Default::default()
+                }),
+                spec: pod("", "", &[]).spec,
+            },
+            ..Default::default()
+        }),
+        ..Default::default()
+    };
+    client
+        .create(&deploy, &PostParams::default())
+        .await
+        .unwrap();
+    let dkey = ObjectKey::new("default", "web");
+    let scale: Scale = client
+        .sub_resource("scale")
+        .get::<Deployment, Scale>(&dkey)
+        .await
+        .unwrap();
+    assert_eq!(scale.spec.and_then(|s| s.replicas), Some(1));
+    let scaled: Scale = client
+        .sub_resource("scale")
+        .patch_as::<Deployment, Scale, _>(
+            &dkey,
+            &Patch::Merge(json!({"spec": {"replicas": 3}})),
+            &PatchParams::default(),
+        )
+        .await
+        .unwrap();
+    assert_eq!(scaled.spec.and_then(|s| s.replicas), Some(3));
+    let after: Deployment = client.get(&dkey).await.unwrap();
+    assert_eq!(after.spec.and_then(|s| s.replicas), Some(3));
+}
+
+#[tokio::test]
+async fn dry_run_and_field_owner_options() {
+    let (env, _client) = env().await;
+    let client = rein_client::Client::builder(env.client())
+        .options(
+            rein_client::ClientOptions::default()
+                .dry_run(true)
+                .field_owner("tester"),
+        )
+        .build();
+    client
+        .create(&config_map("default", "dry", &[]), &PostParams::default())
+        .await
+        .unwrap();
+    let live = rein_client::Client::new(env.client());
+    assert!(
+        live.get::<ConfigMap>(&ObjectKey::new("default", "dry"))
+            .await
+            .unwrap_err()
+            .is_not_found()
+    );
+    let post = env
+        .requests()
+        .into_iter()
+        .find(|r| r.method == "POST")
+        .expect("a POST was sent");
+    let query = post.query.unwrap_or_default();
+    assert!(query.contains("dryRun=All"), "{query}");
+    assert!(query.contains("fieldManager=tester"), "{query}");
+}
+
+#[tokio::test]
+async fn the_limiter_layer_sits_under_a_working_client() {
+    let env = rein_testenv::TestEnv::start().await.unwrap();
+    let kube = rein_client::limiter::kube_client_with_limits(
+        env.config(),
+        rein_client::limiter::RateLimitConfig::new(1000.0, 5),
+    )
+    .unwrap();
+    let client = rein_client::Client::new(kube);
+    for i in 0..10 {
+        client
+            .create(
+                &config_map("default", &format!("cm-{i}"), &[]),
+                &PostParams::default(),
+            )
+            .await
+            .unwrap();
+    }
+    let list = client
+        .list::<ConfigMap>(&ListOptions::default().namespace("default"))
+        .await
+        .unwrap();
+    assert_eq!(list.items.len(), 10);
+}

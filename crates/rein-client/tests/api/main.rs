@@ -1,0 +1,8 @@
+//! Integration tests of rein-client against rein-testenv over real HTTP.
+
+mod cache;
+mod client;
+mod controllerutil;
+mod crd;
+mod errors;
+mod support;

@@ -1,0 +1,258 @@
+//! The controller builder (controller-runtime's `pkg/builder`): `for_`, `owns`, `watches`,
+//! global event filters, options and a name, then `complete` adds the controller to the host.
+
+mod error;
+
+use std::fmt;
+use std::sync::Arc;
+
+use rein_client::Object;
+use rein_client::cache::Cache;
+
+use crate::controller::{Controller, ControllerOptions};
+use crate::handler::{EnqueueRequestForObject, EnqueueRequestForOwner, EventHandler};
+use crate::predicate::{BoxPredicate, ForAnyKind, MetaPredicate};
+use crate::reconcile::Reconciler;
+use crate::runnable::ControllerHost;
+use crate::source::{Kind, Source};
+
+pub use error::BuildError;
+
+type AddWatch = Box<dyn FnOnce(&WatchContext<'_>) + Send>;
+
+/// What a pending watch needs when the controller is built.
+struct WatchContext<'a> {
+    controller: &'a Controller,
+    cache: &'a Cache,
+    filters: &'a [Arc<dyn MetaPredicate>],
+    /// The owner handler for the `for_` type.
+    for_owner: Option<&'a EnqueueRequestForOwner>,
+}
+
+/// Builds a controller for a host (a manager): `ControllerManagedBy::new(&mgr).for_::<T>()…`.
+///
+/// `with_event_filter` predicates apply to every `for_`/`owns`/`watches` watch (prepended to
+/// the watch's own predicates); `watches_raw` skips them.
+pub struct ControllerManagedBy<'a, H: ControllerHost + ?Sized> {
+    host: &'a H,
+    name: Option<String>,
+    for_kind: Option<String>,
+    for_owner: Option<EnqueueRequestForOwner>,
+    has_owns: bool,
+    error: Option<BuildError>,
+    options: ControllerOptions,
+    filters: Vec<Arc<dyn MetaPredicate>>,
+    watches: Vec<AddWatch>,
+}
+
+impl<H: ControllerHost + ?Sized> fmt::Debug for ControllerManagedBy<'_, H> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ControllerManagedBy")
+            .field("name", &self.name)
+            .field("for_kind", &self.for_kind)
+            .field("watches", &self.watches.len())
+            .field("filters", &self.filters.len())
+            .field("options", &self.options)
+            .finish()
+    }
+}
+
+/// Prepends the global filters to a watch's own predicates.
+fn with_filters<K: kube_client::Resource + 'static>(
+    filters: &[Arc<dyn MetaPredicate>],
+    own: Vec<BoxPredicate<K>>,
+) -> Vec<BoxPredicate<K>> {
+    let mut all: Vec<BoxPredicate<K>> = filters
+        .iter()
+        .map(|f| Arc::new(ForAnyKind(f.clone())) as BoxPredicate<K>)
+        .collect();
+    all.extend(own);
+    all
+}
+
+impl<'a, H: ControllerHost + ?Sized> ControllerManagedBy<'a, H> {
+    /// Starts building a controller that `host` will run.
+    pub fn new(host: &'a H) -> Self {
+        ControllerManagedBy {
+            host,
+            name: None,
+            for_kind: None,
+            for_owner: None,
+            has_owns: false,
+            error: None,
+            options: ControllerOptions::default(),
+            filters: Vec::new(),
+            watches: Vec::new(),
+        }
+    }
+
+    /// The reconciled type: its events enqueue the object itself. Call once.
+    pub fn for_<T: Object>(self) -> Self {
+        self.for_with::<T>(Vec::new())
+    }
+
+    /// Like [`ControllerManagedBy::for_`] with predicates for this watch.
+    pub fn for_with<T: Object>(mut self, predicates: Vec<BoxPredicate<T>>) -> Self {
+        if self.for_kind.is_some() {
+            self.error.get_or_insert(BuildError::ForCalledTwice);
+            return self;
+        }
+        self.for_kind = Some(T::kind(&()).to_lowercase());
+        self.for_owner = Some(EnqueueRequestForOwner::new::<T>());
+        self.watches.push(Box::new(move |w| {
+            w.controller.watch(
+                Kind::<T>::new(w.cache),
+                EnqueueRequestForObject,
+                with_filters(w.filters, predicates),
+            );
+        }));
+        self
+    }
+
+    /// An owned type: its events enqueue the owning `for_` object (controller references only).
+    pub fn owns<U: Object>(self) -> Self {
+        self.owns_with::<U>(OwnsOptions::default())
+    }
+
+    /// Like [`ControllerManagedBy::owns`] with options (every owner, predicates).
+    pub fn owns_with<U: Object>(mut self, options: OwnsOptions<U>) -> Self {
+        self.has_owns = true;
+        self.watches.push(Box::new(move |w| {
+            let Some(owner) = w.for_owner else { return };
+            let handler = if options.match_every_owner {
+                owner.clone().match_every_owner()
+            } else {
+                owner.clone()
+            };
+            w.controller.watch(
+                Kind::<U>::new(w.cache),
+                handler,
+                with_filters(w.filters, options.predicates),
+            );
+        }));
+        self
+    }
+
+    /// Watches `K` in the shared cache with a custom handler.
+    pub fn watches<K: Object>(self, handler: impl EventHandler<K>) -> Self {
+        self.watches_with::<K>(handler, Vec::new())
+    }
+
+    /// Like [`ControllerManagedBy::watches`] with predicates for this watch.
+    pub fn watches_with<K: Object>(
+        mut self,
+        handler: impl EventHandler<K>,
+        predicates: Vec<BoxPredicate<K>>,
+    ) -> Self {
+        self.watches.push(Box::new(move |w| {
+            w.controller.watch(
+                Kind::<K>::new(w.cache),
+                handler,
+                with_filters(w.filters, predicates),
+            );
+        }));
+        self
+    }
+
+    /// Watches any source (a `Channel`, a custom source) with a handler; the global event
+    /// filters apply.
+    pub fn watches_source<K: kube_client::Resource + Send + Sync + 'static>(
+        mut self,
+        source: impl Source<K>,
+        handler: impl EventHandler<K>,
+    ) -> Self {
+        self.watches.push(Box::new(move |w| {
+            w.controller
+                .watch(source, handler, with_filters(w.filters, Vec::new()));
+        }));
+        self
+    }
+
+    /// Watches a source exactly as given: the global event filters do not apply.
+    pub fn watches_raw<K: Send + Sync + 'static>(
+        mut self,
+        source: impl Source<K>,
+        handler: impl EventHandler<K>,
+        predicates: Vec<BoxPredicate<K>>,
+    ) -> Self {
+        self.watches.push(Box::new(move |w| {
+            w.controller.watch(source, handler, predicates);
+        }));
+        self
+    }
+
+    /// Adds a predicate applied to every watch except raw ones.
+    pub fn with_event_filter(mut self, predicate: impl MetaPredicate) -> Self {
+        self.filters.push(Arc::new(predicate));
+        self
+    }
+
+    /// Sets the controller's options.
+    pub fn with_options(mut self, options: ControllerOptions) -> Self {
+        self.options = options;
+        self
+    }
+
+    /// Names the controller (default: the lowercase kind of the `for_` type).
+    pub fn named(mut self, name: impl Into<String>) -> Self {
+        self.name = Some(name.into());
+        self
+    }
+
+    /// Builds the controller, adds it to the host and returns a handle to it.
+    pub fn complete<R: Reconciler>(self, reconciler: R) -> Result<Controller, BuildError> {
+        if let Some(err) = self.error {
+            return Err(err);
+        }
+        if self.has_owns && self.for_kind.is_none() {
+            return Err(BuildError::OwnsWithoutFor);
+        }
+        if self.watches.is_empty() {
+            return Err(BuildError::NoWatches);
+        }
+        let Some(name) = self.name.or(self.for_kind) else {
+            return Err(BuildError::NoName);
+        };
+        let controller = Controller::new(&name, reconciler, self.options)?;
+        let cache = self.host.cache();
+        let context = WatchContext {
+            controller: &controller,
+            cache: &cache,
+            filters: &self.filters,
+            for_owner: self.for_owner.as_ref(),
+        };
+        for add in self.watches {
+            add(&context);
+        }
+        self.host
+            .add(Arc::new(controller.clone()))
+            .map_err(|source| BuildError::Add { name, source })?;
+        Ok(controller)
+    }
+}
+
+/// Options of an `owns` watch.
+pub struct OwnsOptions<U> {
+    /// Enqueue every owner of the `for_` type, not only the controller owner.
+    pub match_every_owner: bool,
+    /// Predicates for this watch.
+    pub predicates: Vec<BoxPredicate<U>>,
+}
+
+impl<U> Default for OwnsOptions<U> {
+    fn default() -> Self {
+        OwnsOptions {
+            match_every_owner: false,
+            predicates: Vec::new(),
+        }
+    }
+}
+
+impl<U> fmt::Debug for OwnsOptions<U> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("OwnsOptions")
+            .field("match_every_owner", &self.match_every_owner)
+            .field("predicates", &self.predicates.len())
+            .finish()
+    }
+}

@@ -1,0 +1,444 @@
+//! Unit tests for the controller's worker loop, with tokio's paused clock.
+
+use std::collections::HashSet;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Duration;
+
+use parking_lot::Mutex;
+use tokio::sync::Notify;
+use tokio::time::Instant;
+use tokio_util::sync::CancellationToken;
+
+use super::*;
+use crate::reconcile::{TerminalError, reconciler_fn};
+
+/// Waits (in virtual time) until `cond` holds.
+async fn until(cond: impl Fn() -> bool) {
+    tokio::time::timeout(Duration::from_secs(3600), async {
+        while !cond() {
+            tokio::time::sleep(Duration::from_millis(1)).await;
+        }
+    })
+    .await
+    .expect("condition never became true");
+}
+
+fn start(
+    c: &Controller,
+) -> (
+    CancellationToken,
+    tokio::task::JoinHandle<Result<(), BoxError>>,
+) {
+    let stop = CancellationToken::new();
+    let c = c.clone();
+    let s = stop.clone();
+    (stop, tokio::spawn(async move { c.start(s).await }))
+}
+
+#[derive(Default)]
+struct Log {
+    calls: Mutex<Vec<(Request, Instant)>>,
+}
+
+impl Log {
+    fn count(&self) -> usize {
+        self.calls.lock().len()
+    }
+    fn times(&self) -> Vec<Instant> {
+        self.calls.lock().iter().map(|(_, t)| *t).collect()
+    }
+}
+
+#[test]
+fn names_are_validated_and_unique() {
+    let r = || reconciler_fn(|_, _| async { Ok::<_, BoxError>(Action::done()) });
+    assert!(matches!(
+        Controller::new("", r(), ControllerOptions::default()),
+        Err(Error::EmptyName)
+    ));
+    assert!(matches!(
+        Controller::new("has space", r(), ControllerOptions::default()),
+        Err(Error::InvalidName { .. })
+    ));
+    Controller::new("unique-name-test", r(), ControllerOptions::default()).unwrap();
+    assert!(matches!(
+        Controller::new("unique-name-test", r(), ControllerOptions::default()),
+        Err(Error::DuplicateName { .. })
+    ));
+    let skip = ControllerOptions {
+        skip_name_validation: true,
+        ..ControllerOptions::default()
+    };
+    Controller::new("unique-name-test", r(), skip).unwrap();
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_burst_for_one_key_gives_one_reconcile() {
+    let log = Arc::new(Log::default());
+    let l = log.clone();
+    let c = Controller::new(
+        "burst",
+        reconciler_fn(move |_, req| {
+            let l = l.clone();
+            async move {
+                l.calls.lock().push((req, Instant::now()));
+                Ok::<_, BoxError>(Action::done())
+            }
+        }),
+        ControllerOptions::default(),
+    )
+    .unwrap();
+    for _ in 0..100 {
+        c.queue().add(Request::new("ns", "a"));
+    }
+    let (stop, handle) = start(&c);
+    until(|| log.count() == 1).await;
+    tokio::time::sleep(Duration::from_secs(10)).await;
+    assert_eq!(log.count(), 1);
+    stop.cancel();
+    handle.await.unwrap().unwrap();
+}
+
+#[tokio::test(start_paused = true)]
+async fn workers_run_concurrently_but_never_one_key_twice() {
+    let active: Arc<Mutex<HashSet<Request>>> = Arc::default();
+    let max_seen = Arc::new(AtomicUsize::new(0));
+    let done = Arc::new(AtomicUsize::new(0));
+    let (a, m, d) = (active.clone(), max_seen.clone(), done.clone());
+    let c = Controller::new(
+        "concurrency",
+        reconciler_fn(move |_, req: Request| {
+            let (a, m, d) = (a.clone(), m.clone(), d.clone());
+            async move {
+                {
+                    let mut set = a.lock();
+                    assert!(set.insert(req.clone()), "{req} reconciled twice at once");
+                    m.fetch_max(set.len(), Ordering::SeqCst);
+                }
+                tokio::time::sleep(Duration::from_millis(10)).await;
+                a.lock().remove(&req);
+                d.fetch_add(1, Ordering::SeqCst);
+                Ok::<_, BoxError>(Action::done())
+            }
+        }),
+        ControllerOptions {
+            max_concurrent_reconciles: 4,
+            ..ControllerOptions::default()
+        },
+    )
+    .unwrap();
+    let (stop, handle) = start(&c);
+    // Keys re-added while in flight must wait for their reconcile to finish.
+    for round in 0..5 {
+        for i in 0..8 {
+            c.queue().add(Request::new("ns", format!("k{i}")));
+        }
+        until(|| done.load(Ordering::SeqCst) >= (round + 1) * 8 - 4).await;
+    }
+    until(|| c.queue().is_empty() && c.queue().in_flight() == 0).await;
+    assert_eq!(max_seen.load(Ordering::SeqCst), 4);
+    stop.cancel();
+    handle.await.unwrap().unwrap();
+}
+
+#[tokio::test(start_paused = true)]
+async fn requeue_after_comes_back_after_the_delay() {
+    let log = Arc::new(Log::default());
+    let l = log.clone();
+    let c = Controller::new(
+        "requeue-after",
+        reconciler_fn(move |_, req| {
+            let l = l.clone();
+            async move {
+                l.calls.lock().push((req, Instant::now()));
+                Ok::<_, BoxError>(Action::requeue_after(Duration::from_secs(30)))
+            }
+        }),
+        ControllerOptions::default(),
+    )
+    .unwrap();
+    c.queue().add(Request::new("ns", "a"));
+    let (stop, handle) = start(&c);
+    until(|| log.count() == 3).await;
+    let t = log.times();
+    assert_eq!(t[1] - t[0], Duration::from_secs(30));
+    assert_eq!(t[2] - t[1], Duration::from_secs(30));
+    stop.cancel();
+    handle.await.unwrap().unwrap();
+}
+
+#[tokio::test(start_paused = true)]
+async fn errors_back_off_exponentially_and_success_forgets() {
+    let log = Arc::new(Log::default());
+    let l = log.clone();
+    let c = Controller::new(
+        "backoff",
+        reconciler_fn(move |_, req| {
+            let l = l.clone();
+            async move {
+                let n = {
+                    let mut calls = l.calls.lock();
+                    calls.push((req, Instant::now()));
+                    calls.len()
+                };
+                if n <= 5 {
+                    Err::<Action, BoxError>("not yet".into())
+                } else {
+                    Ok(Action::done())
+                }
+            }
+        }),
+        ControllerOptions::default(),
+    )
+    .unwrap();
+    let req = Request::new("ns", "a");
+    c.queue().add(req.clone());
+    let (stop, handle) = start(&c);
+    until(|| log.count() == 6).await;
+    let t = log.times();
+    let gaps: Vec<Duration> = t.windows(2).map(|w| w[1] - w[0]).collect();
+    assert_eq!(
+        gaps,
+        [5, 10, 20, 40, 80].map(Duration::from_millis).to_vec()
+    );
+    until(|| c.queue().in_flight() == 0).await;
+    assert_eq!(c.queue().num_requeues(&req), 0);
+    stop.cancel();
+    handle.await.unwrap().unwrap();
+}
+
+#[tokio::test(start_paused = true)]
+async fn terminal_errors_are_not_retried() {
+    let log = Arc::new(Log::default());
+    let l = log.clone();
+    let c = Controller::new(
+        "terminal",
+        reconciler_fn(move |_, req| {
+            let l = l.clone();
+            async move {
+                l.calls.lock().push((req, Instant::now()));
+                Err::<Action, _>(TerminalError::new("spec is invalid"))
+            }
+        }),
+        ControllerOptions::default(),
+    )
+    .unwrap();
+    c.queue().add(Request::new("ns", "a"));
+    let (stop, handle) = start(&c);
+    until(|| log.count() == 1).await;
+    tokio::time::sleep(Duration::from_secs(3600)).await;
+    assert_eq!(log.count(), 1);
+    assert_eq!(c.inner.metrics.terminal.get(), 1);
+    stop.cancel();
+    handle.await.unwrap().unwrap();
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_panicking_reconcile_is_recovered_and_retried() {
+    let log = Arc::new(Log::default());
+    let l = log.clone();
+    let c = Controller::new(
+        "panics",
+        reconciler_fn(move |_, req: Request| {
+            let l = l.clone();
+            async move {
+                let n = {
+                    let mut calls = l.calls.lock();
+                    calls.push((req.clone(), Instant::now()));
+                    calls.len()
+                };
+                if n == 1 {
+                    panic!("reconciling {req} blew up");
+                }
+                Ok::<_, BoxError>(Action::done())
+            }
+        }),
+        ControllerOptions::default(),
+    )
+    .unwrap();
+    c.queue().add(Request::new("ns", "a"));
+    let (stop, handle) = start(&c);
+    until(|| log.count() == 2).await;
+    let t = log.times();
+    assert_eq!(t[1] - t[0], Duration::from_millis(5));
+    assert_eq!(c.inner.metrics.panics.get(), 1);
+    // Still alive: a new request is reconciled.
+    c.queue().add(Request::new("ns", "b"));
+    until(|| log.count() == 3).await;
+    stop.cancel();
+    handle.await.unwrap().unwrap();
+}
+
+#[tokio::test(start_paused = true)]
+async fn stop_waits_for_running_reconciles() {
+    let entered = Arc::new(Notify::new());
+    let finished = Arc::new(AtomicUsize::new(0));
+    let (e, f) = (entered.clone(), finished.clone());
+    let c = Controller::new(
+        "drain",
+        reconciler_fn(move |_, _| {
+            let (e, f) = (e.clone(), f.clone());
+            async move {
+                e.notify_one();
+                tokio::time::sleep(Duration::from_secs(5)).await;
+                f.fetch_add(1, Ordering::SeqCst);
+                Ok::<_, BoxError>(Action::done())
+            }
+        }),
+        ControllerOptions::default(),
+    )
+    .unwrap();
+    c.queue().add(Request::new("ns", "a"));
+    c.queue().add(Request::new("ns", "b"));
+    let (stop, handle) = start(&c);
+    entered.notified().await;
+    stop.cancel();
+    handle.await.unwrap().unwrap();
+    // The running reconcile finished; the queued one was not started.
+    assert_eq!(finished.load(Ordering::SeqCst), 1);
+}
+
+#[tokio::test(start_paused = true)]
+async fn stop_gives_up_after_the_graceful_timeout() {
+    let c = Controller::new(
+        "drain-timeout",
+        reconciler_fn(|_, _| async {
+            std::future::pending::<()>().await;
+            Ok::<_, BoxError>(Action::done())
+        }),
+        ControllerOptions {
+            graceful_shutdown_timeout: Duration::from_secs(2),
+            ..ControllerOptions::default()
+        },
+    )
+    .unwrap();
+    c.queue().add(Request::new("ns", "a"));
+    let (stop, handle) = start(&c);
+    until(|| c.queue().in_flight() == 1).await;
+    stop.cancel();
+    let err = handle.await.unwrap().unwrap_err();
+    assert!(err.to_string().contains("still running"), "{err}");
+}
+
+#[tokio::test(start_paused = true)]
+async fn starting_twice_is_an_error() {
+    let c = Controller::new(
+        "twice",
+        reconciler_fn(|_, _| async { Ok::<_, BoxError>(Action::done()) }),
+        ControllerOptions::default(),
+    )
+    .unwrap();
+    let (stop, handle) = start(&c);
+    tokio::task::yield_now().await;
+    let err = c.start(CancellationToken::new()).await.unwrap_err();
+    assert!(err.to_string().contains("more than once"), "{err}");
+    stop.cancel();
+    handle.await.unwrap().unwrap();
+    assert!(c.needs_leader_election());
+}
+
+/// A custom source that never syncs, or fails to start.
+struct StuckSource {
+    fail: bool,
+}
+
+#[async_trait::async_trait]
+impl Source<k8s_openapi::api::core::v1::Pod> for StuckSource {
+    async fn start(
+        &self,
+        _sink: crate::source::EventSink<k8s_openapi::api::core::v1::Pod>,
+        _stop: CancellationToken,
+    ) -> Result<(), BoxError> {
+        if self.fail {
+            return Err("cannot connect".into());
+        }
+        Ok(())
+    }
+
+    async fn wait_for_sync(&self, stop: CancellationToken) -> Result<(), BoxError> {
+        stop.cancelled().await;
+        Ok(())
+    }
+
+    fn describe(&self) -> String {
+        "stuck source".into()
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_source_that_never_syncs_times_out() {
+    let c = Controller::new(
+        "sync-timeout",
+        reconciler_fn(|_, _| async { Ok::<_, BoxError>(Action::done()) }),
+        ControllerOptions {
+            cache_sync_timeout: Duration::from_secs(5),
+            ..ControllerOptions::default()
+        },
+    )
+    .unwrap();
+    c.watch(
+        StuckSource { fail: false },
+        crate::handler::EnqueueRequestForObject,
+        vec![],
+    );
+    let started = Instant::now();
+    let err = c.start(CancellationToken::new()).await.unwrap_err();
+    assert_eq!(started.elapsed(), Duration::from_secs(5));
+    assert!(err.to_string().contains("stuck source"), "{err}");
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_source_that_fails_to_start_fails_the_controller() {
+    let c = Controller::new(
+        "source-fails",
+        reconciler_fn(|_, _| async { Ok::<_, BoxError>(Action::done()) }),
+        ControllerOptions::default(),
+    )
+    .unwrap();
+    c.watch(
+        StuckSource { fail: true },
+        crate::handler::EnqueueRequestForObject,
+        vec![],
+    );
+    let err = c.start(CancellationToken::new()).await.unwrap_err();
+    assert!(matches!(
+        err.downcast_ref::<Error>(),
+        Some(Error::SourceStart { .. })
+    ));
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_reconcile_past_its_timeout_is_retried() {
+    let log = Arc::new(Log::default());
+    let l = log.clone();
+    let c = Controller::new(
+        "reconcile-timeout",
+        reconciler_fn(move |_, req| {
+            let l = l.clone();
+            async move {
+                let n = {
+                    let mut calls = l.calls.lock();
+                    calls.push((req, Instant::now()));
+                    calls.len()
+                };
+                if n == 1 {
+                    tokio::time::sleep(Duration::from_secs(60)).await;
+                }
+                Ok::<_, BoxError>(Action::done())
+            }
+        }),
+        ControllerOptions {
+            reconciliation_timeout: Some(Duration::from_secs(1)),
+            ..ControllerOptions::default()
+        },
+    )
+    .unwrap();
+    c.queue().add(Request::new("ns", "slow"));
+    let (stop, handle) = start(&c);
+    until(|| log.count() == 2).await;
+    let t = log.times();
+    assert_eq!(t[1] - t[0], Duration::from_millis(1005));
+    stop.cancel();
+    handle.await.unwrap().unwrap();
+}

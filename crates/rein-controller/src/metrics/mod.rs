@@ -1,0 +1,318 @@
+//! Controller and work-queue metrics under controller-runtime's names, registered in
+//! `rein_client::metrics::registry()` so existing dashboards work.
+//!
+//! `controller_runtime_reconcile_total{controller,result}`, `…_reconcile_errors_total`,
+//! `…_terminal_reconcile_errors_total`, `…_reconcile_panics_total`,
+//! `…_reconcile_time_seconds`, `…_max_concurrent_reconciles`, `…_active_workers`, and the
+//! `workqueue_*` family labelled `{name, controller}`.
+
+use std::sync::OnceLock;
+use std::sync::atomic::AtomicU64;
+
+use prometheus_client::encoding::EncodeLabelSet;
+use prometheus_client::metrics::counter::Counter;
+use prometheus_client::metrics::family::Family;
+use prometheus_client::metrics::gauge::Gauge;
+use prometheus_client::metrics::histogram::{Histogram, exponential_buckets};
+use rein_workqueue::{
+    CounterMetric, GaugeMetric, HistogramMetric, MetricsProvider, SettableGaugeMetric,
+};
+
+/// controller-runtime's `reconcile_time_seconds` buckets.
+const RECONCILE_BUCKETS: [f64; 40] = [
+    0.005, 0.01, 0.025, 0.05, 0.1, 0.15, 0.2, 0.25, 0.3, 0.35, 0.4, 0.45, 0.5, 0.6, 0.7, 0.8, 0.9,
+    1.0, 1.25, 1.5, 1.75, 2.0, 2.5, 3.0, 3.5, 4.0, 4.5, 5.0, 6.0, 7.0, 8.0, 9.0, 10.0, 15.0, 20.0,
+    25.0, 30.0, 40.0, 50.0, 60.0,
+];
+
+#[derive(Debug, Clone, PartialEq, Eq, Hash, EncodeLabelSet)]
+struct ControllerLabel {
+    controller: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Hash, EncodeLabelSet)]
+struct ResultLabels {
+    controller: String,
+    result: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Hash, EncodeLabelSet)]
+struct QueueLabels {
+    name: String,
+    controller: String,
+}
+
+type FloatGauge = Gauge<f64, AtomicU64>;
+
+fn reconcile_histogram() -> Histogram {
+    Histogram::new(RECONCILE_BUCKETS)
+}
+
+fn queue_histogram() -> Histogram {
+    // client-go: 10^-8 .. 10^1 seconds.
+    Histogram::new(exponential_buckets(1e-8, 10.0, 10))
+}
+
+struct Families {
+    total: Family<ResultLabels, Counter>,
+    errors: Family<ControllerLabel, Counter>,
+    terminal: Family<ControllerLabel, Counter>,
+    panics: Family<ControllerLabel, Counter>,
+    time: Family<ControllerLabel, Histogram, fn() -> Histogram>,
+    max_concurrent: Family<ControllerLabel, Gauge>,
+    active_workers: Family<ControllerLabel, Gauge>,
+    depth: Family<QueueLabels, Gauge>,
+    adds: Family<QueueLabels, Counter>,
+    retries: Family<QueueLabels, Counter>,
+    queue_duration: Family<QueueLabels, Histogram, fn() -> Histogram>,
+    work_duration: Family<QueueLabels, Histogram, fn() -> Histogram>,
+    unfinished_work: Family<QueueLabels, FloatGauge>,
+    longest_running: Family<QueueLabels, FloatGauge>,
+}
+
+fn families() -> &'static Families {
+    static FAMILIES: OnceLock<Families> = OnceLock::new();
+    FAMILIES.get_or_init(|| {
+        let f = Families {
+            total: Family::default(),
+            errors: Family::default(),
+            terminal: Family::default(),
+            panics: Family::default(),
+            time: Family::new_with_constructor(reconcile_histogram),
+            max_concurrent: Family::default(),
+            active_workers: Family::default(),
+            depth: Family::default(),
+            adds: Family::default(),
+            retries: Family::default(),
+            queue_duration: Family::new_with_constructor(queue_histogram),
+            work_duration: Family::new_with_constructor(queue_histogram),
+            unfinished_work: Family::default(),
+            longest_running: Family::default(),
+        };
+        let mut r = rein_client::metrics::registry().lock();
+        r.register(
+            "controller_runtime_reconcile",
+            "Total number of reconciliations per controller",
+            f.total.clone(),
+        );
+        r.register(
+            "controller_runtime_reconcile_errors",
+            "Total number of reconciliation errors per controller",
+            f.errors.clone(),
+        );
+        r.register(
+            "controller_runtime_terminal_reconcile_errors",
+            "Total number of terminal reconciliation errors per controller",
+            f.terminal.clone(),
+        );
+        r.register(
+            "controller_runtime_reconcile_panics",
+            "Total number of reconciliation panics per controller",
+            f.panics.clone(),
+        );
+        r.register(
+            "controller_runtime_reconcile_time_seconds",
+            "Length of time per reconciliation per controller",
+            f.time.clone(),
+        );
+        r.register(
+            "controller_runtime_max_concurrent_reconciles",
+            "Maximum number of concurrent reconciles per controller",
+            f.max_concurrent.clone(),
+        );
+        r.register(
+            "controller_runtime_active_workers",
+            "Number of currently used workers per controller",
+            f.active_workers.clone(),
+        );
+        r.register(
+            "workqueue_depth",
+            "Current depth of workqueue",
+            f.depth.clone(),
+        );
+        r.register(
+            "workqueue_adds",
+            "Total number of adds handled by workqueue",
+            f.adds.clone(),
+        );
+        r.register(
+            "workqueue_retries",
+            "Total number of retries handled by workqueue",
+            f.retries.clone(),
+        );
+        r.register(
+            "workqueue_queue_duration_seconds",
+            "How long in seconds an item stays in workqueue before being requested",
+            f.queue_duration.clone(),
+        );
+        r.register(
+            "workqueue_work_duration_seconds",
+            "How long in seconds processing an item from workqueue takes",
+            f.work_duration.clone(),
+        );
+        r.register(
+            "workqueue_unfinished_work_seconds",
+            "How many seconds of work has been done that is in progress and hasn't been observed by work_duration",
+            f.unfinished_work.clone(),
+        );
+        r.register(
+            "workqueue_longest_running_processor_seconds",
+            "How many seconds has the longest running processor for workqueue been running",
+            f.longest_running.clone(),
+        );
+        drop(r);
+        f
+    })
+}
+
+/// One controller's reconcile metrics, label values resolved once.
+#[derive(Debug, Clone)]
+pub(crate) struct ControllerMetrics {
+    pub(crate) success: Counter,
+    pub(crate) error: Counter,
+    pub(crate) requeue: Counter,
+    pub(crate) requeue_after: Counter,
+    pub(crate) errors: Counter,
+    pub(crate) terminal: Counter,
+    pub(crate) panics: Counter,
+    pub(crate) time: Histogram,
+    pub(crate) max_concurrent: Gauge,
+    pub(crate) active_workers: Gauge,
+}
+
+impl ControllerMetrics {
+    /// The metrics of `controller`, every series initialised (to zero on first use).
+    pub(crate) fn new(controller: &str) -> Self {
+        let f = families();
+        let label = ControllerLabel {
+            controller: controller.to_owned(),
+        };
+        let result = |r: &str| {
+            f.total
+                .get_or_create(&ResultLabels {
+                    controller: controller.to_owned(),
+                    result: r.to_owned(),
+                })
+                .clone()
+        };
+        ControllerMetrics {
+            success: result("success"),
+            error: result("error"),
+            requeue: result("requeue"),
+            requeue_after: result("requeue_after"),
+            errors: f.errors.get_or_create(&label).clone(),
+            terminal: f.terminal.get_or_create(&label).clone(),
+            panics: f.panics.get_or_create(&label).clone(),
+            time: f.time.get_or_create(&label).clone(),
+            max_concurrent: f.max_concurrent.get_or_create(&label).clone(),
+            active_workers: f.active_workers.get_or_create(&label).clone(),
+        }
+    }
+}
+
+/// A rein-workqueue metrics provider writing the `workqueue_*` family labelled
+/// `{name, controller}` for one controller's queue.
+#[derive(Debug, Clone)]
+pub(crate) struct WorkqueueMetrics {
+    controller: String,
+}
+
+impl WorkqueueMetrics {
+    pub(crate) fn new(controller: &str) -> Self {
+        WorkqueueMetrics {
+            controller: controller.to_owned(),
+        }
+    }
+
+    fn label(&self, name: &str) -> QueueLabels {
+        QueueLabels {
+            name: name.to_owned(),
+            controller: self.controller.clone(),
+        }
+    }
+}
+
+struct GaugeAdapter(Gauge);
+struct CounterAdapter(Counter);
+struct HistogramAdapter(Histogram);
+struct FloatGaugeAdapter(FloatGauge);
+
+impl GaugeMetric for GaugeAdapter {
+    fn inc(&self) {
+        self.0.inc();
+    }
+    fn dec(&self) {
+        self.0.dec();
+    }
+}
+
+impl CounterMetric for CounterAdapter {
+    fn inc(&self) {
+        self.0.inc();
+    }
+}
+
+impl HistogramMetric for HistogramAdapter {
+    fn observe(&self, value: f64) {
+        self.0.observe(value);
+    }
+}
+
+impl SettableGaugeMetric for FloatGaugeAdapter {
+    fn set(&self, value: f64) {
+        self.0.set(value);
+    }
+}
+
+impl MetricsProvider for WorkqueueMetrics {
+    fn new_depth_metric(&self, name: &str) -> Box<dyn GaugeMetric> {
+        Box::new(GaugeAdapter(
+            families().depth.get_or_create(&self.label(name)).clone(),
+        ))
+    }
+    fn new_adds_metric(&self, name: &str) -> Box<dyn CounterMetric> {
+        Box::new(CounterAdapter(
+            families().adds.get_or_create(&self.label(name)).clone(),
+        ))
+    }
+    fn new_latency_metric(&self, name: &str) -> Box<dyn HistogramMetric> {
+        Box::new(HistogramAdapter(
+            families()
+                .queue_duration
+                .get_or_create(&self.label(name))
+                .clone(),
+        ))
+    }
+    fn new_work_duration_metric(&self, name: &str) -> Box<dyn HistogramMetric> {
+        Box::new(HistogramAdapter(
+            families()
+                .work_duration
+                .get_or_create(&self.label(name))
+                .clone(),
+        ))
+    }
+    fn new_unfinished_work_seconds_metric(&self, name: &str) -> Box<dyn SettableGaugeMetric> {
+        Box::new(FloatGaugeAdapter(
+            families()
+                .unfinished_work
+                .get_or_create(&self.label(name))
+                .clone(),
+        ))
+    }
+    fn new_longest_running_processor_seconds_metric(
+        &self,
+        name: &str,
+    ) -> Box<dyn SettableGaugeMetric> {
+        Box::new(FloatGaugeAdapter(
+            families()
+                .longest_running
+                .get_or_create(&self.label(name))
+                .clone(),
+        ))
+    }
+    fn new_retries_metric(&self, name: &str) -> Box<dyn CounterMetric> {
+        Box::new(CounterAdapter(
+            families().retries.get_or_create(&self.label(name)).clone(),
+        ))
+    }
+}

@@ -1,0 +1,146 @@
+//! The event recorder: core/v1 Events about objects, with client-go-style aggregation of
+//! repeats, a per-object rate limit, and never blocking the caller.
+//!
+//! `event(..)` only puts the event on a bounded channel (dropping it, with a log line, when the
+//! channel is full); a background task correlates and writes it. The correlation follows
+//! client-go's `EventCorrelator`: a token bucket per object (burst 25, one token per 5 min) drops
+//! spam; ten distinct messages with the same reason within 10 min are combined into one event
+//! whose message starts `(combined from similar events): `; an identical repeat bumps `count`
+//! and `lastTimestamp` of the existing Event with a merge patch instead of creating a new one.
+
+mod correlator;
+
+use std::fmt;
+use std::sync::Arc;
+use std::time::Duration;
+
+use k8s_openapi::api::core::v1::ObjectReference;
+use kube_client::Resource;
+use tokio::sync::mpsc;
+
+use correlator::{Correlator, Pending};
+
+/// Normal or Warning.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum EventType {
+    /// Something expected happened.
+    Normal,
+    /// Something may need attention.
+    Warning,
+}
+
+impl EventType {
+    /// The API value: `Normal` or `Warning`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            EventType::Normal => "Normal",
+            EventType::Warning => "Warning",
+        }
+    }
+}
+
+/// Recorder settings; the defaults are client-go's.
+#[derive(Debug, Clone)]
+pub struct RecorderOptions {
+    /// Events kept waiting for the writer before new ones are dropped.
+    pub buffer: usize,
+    /// Events per object allowed in a burst.
+    pub burst: u32,
+    /// One more event per object is allowed after each period.
+    pub refill_every: Duration,
+    /// Distinct messages for one reason within `similar_window` before they are combined.
+    pub similar_threshold: usize,
+    /// The window for combining similar events.
+    pub similar_window: Duration,
+    /// The host recorded as the event source.
+    pub host: Option<String>,
+}
+
+impl Default for RecorderOptions {
+    fn default() -> Self {
+        RecorderOptions {
+            buffer: 1000,
+            burst: 25,
+            refill_every: Duration::from_secs(300),
+            similar_threshold: 10,
+            similar_window: Duration::from_secs(600),
+            host: None,
+        }
+    }
+}
+
+/// Records Events about objects on behalf of a component (a controller's name). Cheap to
+/// clone; the writer task ends when every clone is dropped.
+#[derive(Clone)]
+pub struct EventRecorder {
+    tx: mpsc::Sender<Pending>,
+    component: Arc<str>,
+}
+
+impl fmt::Debug for EventRecorder {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("EventRecorder")
+            .field("component", &self.component)
+            .finish_non_exhaustive()
+    }
+}
+
+impl EventRecorder {
+    /// A recorder writing with `client` as `component`; spawns its writer task (call inside a
+    /// tokio runtime).
+    pub fn new(
+        client: kube_client::Client,
+        component: impl Into<String>,
+        options: RecorderOptions,
+    ) -> Self {
+        let component: Arc<str> = Arc::from(component.into());
+        let (tx, rx) = mpsc::channel(options.buffer.max(1));
+        let correlator = Correlator::new(client, component.clone(), options);
+        tokio::spawn(correlator.run(rx));
+        EventRecorder { tx, component }
+    }
+
+    /// The component events are recorded as.
+    pub fn component(&self) -> &str {
+        &self.component
+    }
+
+    /// Records an event about `obj`. Never blocks; drops the event if the writer is far behind.
+    pub fn event<K: Resource<DynamicType = ()>>(
+        &self,
+        obj: &K,
+        event_type: EventType,
+        reason: &str,
+        message: &str,
+    ) {
+        let meta = obj.meta();
+        let involved = ObjectReference {
+            api_version: Some(K::api_version(&()).into_owned()),
+            kind: Some(K::kind(&()).into_owned()),
+            name: meta.name.clone(),
+            namespace: meta.namespace.clone(),
+            uid: meta.uid.clone(),
+            resource_version: meta.resource_version.clone(),
+            field_path: None,
+        };
+        let pending = Pending {
+            involved,
+            event_type,
+            reason: reason.to_owned(),
+            message: message.to_owned(),
+        };
+        if let Err(err) = self.tx.try_send(pending) {
+            tracing::warn!(component = %self.component, reason, error = %err, "dropping event: recorder is busy or stopped");
+        }
+    }
+
+    /// Records a Normal event.
+    pub fn normal<K: Resource<DynamicType = ()>>(&self, obj: &K, reason: &str, message: &str) {
+        self.event(obj, EventType::Normal, reason, message);
+    }
+
+    /// Records a Warning event.
+    pub fn warning<K: Resource<DynamicType = ()>>(&self, obj: &K, reason: &str, message: &str) {
+        self.event(obj, EventType::Warning, reason, message);
+    }
+}

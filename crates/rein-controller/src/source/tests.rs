@@ -1,0 +1,79 @@
+//! Unit tests for the channel source and the event sink.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use k8s_openapi::api::core::v1::Pod;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
+use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
+
+use super::*;
+use crate::event::{CreateEvent, GenericEvent};
+use crate::handler::EnqueueRequestForObject;
+use crate::predicate::{BoxPredicate, Funcs};
+use crate::queue::RequestQueue;
+use crate::reconcile::Request;
+
+fn pod(name: &str) -> Pod {
+    Pod {
+        metadata: ObjectMeta {
+            name: Some(name.into()),
+            namespace: Some("ns".into()),
+            ..ObjectMeta::default()
+        },
+        ..Pod::default()
+    }
+}
+
+async fn until(cond: impl Fn() -> bool) {
+    tokio::time::timeout(Duration::from_secs(10), async {
+        while !cond() {
+            tokio::time::sleep(Duration::from_millis(1)).await;
+        }
+    })
+    .await
+    .expect("condition never became true");
+}
+
+#[tokio::test]
+async fn channel_fans_out_to_every_destination() {
+    let (tx, rx) = mpsc::channel(4);
+    let source = Channel::new(rx).buffer_size(1);
+    let q1 = RequestQueue::new("c1");
+    let q2 = RequestQueue::new("c2");
+    let stop = CancellationToken::new();
+    for q in [&q1, &q2] {
+        let sink = EventSink::new(Arc::new(EnqueueRequestForObject), vec![], q.clone());
+        source.start(sink, stop.clone()).await.unwrap();
+    }
+    for name in ["a", "b", "c"] {
+        tx.send(GenericEvent::new(pod(name))).await.unwrap();
+    }
+    until(|| q1.len() == 3 && q2.len() == 3).await;
+    assert_eq!(q1.get().await.unwrap().0, Request::new("ns", "a"));
+    stop.cancel();
+}
+
+#[tokio::test]
+async fn sink_applies_predicates_in_order() {
+    let q = RequestQueue::new("sink");
+    let only_generic: BoxPredicate<Pod> = Arc::new(
+        Funcs::new()
+            .on_create(|_| false)
+            .on_update(|_| false)
+            .on_delete(|_| false),
+    );
+    let sink = EventSink::new(
+        Arc::new(EnqueueRequestForObject),
+        vec![only_generic],
+        q.clone(),
+    );
+    sink.create(&CreateEvent {
+        object: Arc::new(pod("dropped")),
+        is_in_initial_list: false,
+    });
+    sink.generic(&GenericEvent::new(pod("kept")));
+    assert_eq!(q.len(), 1);
+    assert_eq!(q.get().await.unwrap().0, Request::new("ns", "kept"));
+}

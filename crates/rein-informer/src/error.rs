@@ -1,0 +1,140 @@
+//! The crate's error type.
+
+/// Errors returned by rein-informer.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// An index name was used that the indexer does not know.
+    #[error("looking up index {name:?}: no index with that name exists")]
+    UnknownIndex {
+        /// The requested index name.
+        name: String,
+    },
+    /// `add_indexers` was given a name that is already in use.
+    #[error("adding indexers: an index named {name:?} already exists")]
+    IndexerConflict {
+        /// The conflicting index name.
+        name: String,
+    },
+    /// A key did not have the `namespace/name` or `name` shape.
+    #[error("splitting object key {key:?}: expected \"namespace/name\" or \"name\"")]
+    InvalidKey {
+        /// The offending key.
+        key: String,
+    },
+    /// The informer has already started, so the requested change is no longer possible.
+    #[error("{action}: the informer has already started")]
+    AlreadyStarted {
+        /// What was being attempted.
+        action: &'static str,
+    },
+    /// The informer has stopped, so the requested change is no longer possible.
+    #[error("{action}: the informer has stopped")]
+    Stopped {
+        /// What was being attempted.
+        action: &'static str,
+    },
+    /// A list or watch call to the API server failed.
+    #[error("{action} against the API server")]
+    Api {
+        /// What was being attempted ("listing", "watching").
+        action: &'static str,
+        /// The client error.
+        #[source]
+        source: kube_client::Error,
+    },
+    /// The watch stream delivered an error status.
+    #[error("watching: the server sent an error event (code {code}, reason {reason:?}): {message}")]
+    WatchStatus {
+        /// HTTP-like status code, e.g. 410.
+        code: u16,
+        /// Machine-readable reason, e.g. "Expired".
+        reason: String,
+        /// Human-readable message.
+        message: String,
+    },
+    /// A watch closed almost immediately without delivering any event.
+    #[error("watching: the stream closed within a second without any event")]
+    VeryShortWatch,
+}
+
+impl Error {
+    /// True if the error means the requested resourceVersion is too old (HTTP 410 Gone / Expired).
+    pub fn is_expired(&self) -> bool {
+        match self {
+            Error::Api { source, .. } => client_error_is_expired(source),
+            Error::WatchStatus {
+                code,
+                reason,
+                message,
+            } => status_is_expired(*code, reason, message),
+            _ => false,
+        }
+    }
+
+    /// True if the server rejected the request itself (a 4xx other than 409, 410 and 429),
+    /// e.g. an API server that does not know `sendInitialEvents`.
+    pub fn rejected_request(&self) -> bool {
+        let code = match self {
+            Error::Api {
+                source: kube_client::Error::Api(s),
+                ..
+            } => s.code,
+            Error::WatchStatus { code, .. } => *code,
+            _ => return false,
+        };
+        (400..500).contains(&code) && !matches!(code, 409 | 410 | 429)
+    }
+
+    /// True if the server asked us to slow down (HTTP 429).
+    pub fn is_too_many_requests(&self) -> bool {
+        match self {
+            Error::Api {
+                source: kube_client::Error::Api(s),
+                ..
+            } => s.code == 429,
+            Error::WatchStatus { code, .. } => *code == 429,
+            _ => false,
+        }
+    }
+}
+
+pub(crate) fn status_is_expired(code: u16, reason: &str, message: &str) -> bool {
+    code == 410
+        || reason == "Expired"
+        || reason == "Gone"
+        || message.contains("too old resource version")
+        || message.contains("Too large resource version")
+}
+
+pub(crate) fn client_error_is_expired(err: &kube_client::Error) -> bool {
+    match err {
+        kube_client::Error::Api(s) => status_is_expired(s.code, &s.reason, &s.message),
+        _ => false,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn status(code: u16, reason: &str, message: &str) -> Error {
+        Error::WatchStatus {
+            code,
+            reason: reason.into(),
+            message: message.into(),
+        }
+    }
+
+    #[test]
+    fn classifies_statuses() {
+        assert!(status(410, "Expired", "").is_expired());
+        assert!(status(500, "", "too old resource version: 1 (5)").is_expired());
+        assert!(!status(500, "InternalError", "boom").is_expired());
+        assert!(status(429, "TooManyRequests", "").is_too_many_requests());
+        assert!(status(400, "BadRequest", "sendInitialEvents is forbidden").rejected_request());
+        assert!(!status(410, "Expired", "").rejected_request());
+        assert!(!status(429, "", "").rejected_request());
+        assert!(!status(503, "", "").rejected_request());
+        assert!(!Error::VeryShortWatch.is_expired());
+    }
+}

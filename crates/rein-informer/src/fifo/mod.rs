@@ -1,0 +1,97 @@
+//! The queues between the reflector and the consumer: the `Queue` trait, `RealFifo` and `DeltaFifo`.
+
+use std::sync::Arc;
+
+use async_trait::async_trait;
+
+use crate::Delta;
+
+mod delta_fifo;
+mod real_fifo;
+#[cfg(test)]
+mod tests;
+
+pub use delta_fifo::{DeltaFifo, DeltaFifoOptions};
+pub use real_fifo::{RealFifo, RealFifoOptions};
+
+/// Returned by a pop's process function to ask for the popped deltas to be queued again
+/// (honoured by [`DeltaFifo`] when the key has no newer deltas; ignored by [`RealFifo`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Requeue;
+
+/// The queue was closed and is empty.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[error("popping from the queue: it is closed and empty")]
+pub struct QueueClosed;
+
+/// The function a pop runs on the popped deltas: `(deltas, is_in_initial_list)`.
+pub type ProcessFn<'a, K> = dyn FnMut(Vec<Delta<K>>, bool) -> Result<(), Requeue> + Send + 'a;
+
+/// What the reflector writes into and the informer's process loop pops from
+/// (client-go's `Queue` = `ReflectorStore` + `Pop` + `HasSynced` + `Close`).
+#[async_trait]
+pub trait Queue<K>: Send + Sync + std::fmt::Debug {
+    /// A watch `ADDED` event.
+    fn add(&self, obj: Arc<K>);
+    /// A watch `MODIFIED` event.
+    fn update(&self, obj: Arc<K>);
+    /// A watch `DELETED` event.
+    fn delete(&self, obj: Arc<K>);
+    /// A complete list at `resource_version`.
+    fn replace(&self, objects: Vec<Arc<K>>, resource_version: String);
+    /// A periodic resync.
+    fn resync(&self);
+    /// A watch bookmark.
+    fn bookmark(&self, resource_version: String) {
+        let _ = resource_version;
+    }
+    /// True once the first replace (or any add/update/delete) has been popped and processed.
+    fn has_synced(&self) -> bool;
+    /// Closes the queue: pops drain what is left, then return [`QueueClosed`].
+    fn close(&self);
+    /// True once closed.
+    fn is_closed(&self) -> bool;
+    /// Number of queued entries.
+    fn len(&self) -> usize;
+    /// True if nothing is queued.
+    fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+    /// Waits for the next entry (or batch) and runs `process` on it.
+    async fn pop(&self, process: &mut ProcessFn<'_, K>) -> Result<(), QueueClosed>;
+}
+
+/// Wakes blocked pops, skipping the work when nobody waits.
+pub(crate) fn wake(notify: &tokio::sync::Notify, waiters: usize) {
+    if waiters > 0 {
+        notify.notify_waiters();
+    }
+}
+
+/// Initial-population tracking shared by both FIFOs.
+#[derive(Debug, Default)]
+pub(crate) struct SyncTracker {
+    populated: bool,
+    initial_count: usize,
+}
+
+impl SyncTracker {
+    pub(crate) fn mark_populated(&mut self) {
+        self.populated = true;
+    }
+    pub(crate) fn first_replace(&mut self, count: usize) {
+        if !self.populated {
+            self.populated = true;
+            self.initial_count = count;
+        }
+    }
+    pub(crate) fn has_synced(&self) -> bool {
+        self.populated && self.initial_count == 0
+    }
+    pub(crate) fn popped(&mut self, n: usize) {
+        self.initial_count = self.initial_count.saturating_sub(n);
+    }
+    pub(crate) fn in_initial(&self) -> usize {
+        self.initial_count
+    }
+}

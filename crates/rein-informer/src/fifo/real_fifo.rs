@@ -1,0 +1,206 @@
+//! RealFIFO in atomic mode (client-go's informer queue since 1.33): every event in order, no merging.
+
+use std::collections::VecDeque;
+use std::fmt;
+use std::sync::Arc;
+
+use async_trait::async_trait;
+use parking_lot::Mutex;
+use tokio::sync::Notify;
+
+use super::{ProcessFn, Queue, QueueClosed, SyncTracker, wake};
+use crate::{Delta, DeltaObject, DeltaType};
+
+/// Options for [`RealFifo`].
+#[derive(Debug, Clone)]
+pub struct RealFifoOptions {
+    /// Most consecutive add/update/delete deltas handed to one process call (default 1000).
+    pub batch_size: usize,
+}
+
+impl Default for RealFifoOptions {
+    fn default() -> Self {
+        RealFifoOptions { batch_size: 1000 }
+    }
+}
+
+struct State<K> {
+    items: VecDeque<Delta<K>>,
+    sync: SyncTracker,
+    closed: bool,
+    waiters: usize,
+}
+
+/// client-go's RealFIFO in atomic mode: a flat, ordered list of deltas.
+///
+/// A replace is one `ReplacedAll` delta carrying the whole list, a resync one `SyncAll` delta,
+/// so both are applied atomically by the consumer. Consecutive add/update/delete deltas are
+/// popped in batches. The lock is released while processing, so producers never wait for
+/// handlers; there must be a single consumer.
+pub struct RealFifo<K> {
+    state: Mutex<State<K>>,
+    notify: Notify,
+    batch_size: usize,
+}
+
+impl<K> fmt::Debug for RealFifo<K> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let st = self.state.lock();
+        f.debug_struct("RealFifo")
+            .field("queued", &st.items.len())
+            .field("closed", &st.closed)
+            .finish()
+    }
+}
+
+impl<K> Default for RealFifo<K> {
+    fn default() -> Self {
+        Self::new(RealFifoOptions::default())
+    }
+}
+
+impl<K> RealFifo<K> {
+    /// A new, empty RealFIFO.
+    pub fn new(options: RealFifoOptions) -> Self {
+        RealFifo {
+            state: Mutex::new(State {
+                items: VecDeque::new(),
+                sync: SyncTracker::default(),
+                closed: false,
+                waiters: 0,
+            }),
+            notify: Notify::new(),
+            batch_size: options.batch_size.max(1),
+        }
+    }
+
+    fn push(&self, delta: Delta<K>, populates: bool) {
+        let mut st = self.state.lock();
+        if populates {
+            st.sync.mark_populated();
+        }
+        st.items.push_back(delta);
+        wake(&self.notify, st.waiters);
+    }
+}
+
+fn batchable(kind: DeltaType) -> bool {
+    matches!(
+        kind,
+        DeltaType::Added | DeltaType::Updated | DeltaType::Deleted
+    )
+}
+
+#[async_trait]
+impl<K: Send + Sync + 'static> Queue<K> for RealFifo<K> {
+    fn add(&self, obj: Arc<K>) {
+        self.push(Delta::object(DeltaType::Added, obj), true);
+    }
+
+    fn update(&self, obj: Arc<K>) {
+        self.push(Delta::object(DeltaType::Updated, obj), true);
+    }
+
+    fn delete(&self, obj: Arc<K>) {
+        self.push(Delta::object(DeltaType::Deleted, obj), true);
+    }
+
+    fn replace(&self, objects: Vec<Arc<K>>, resource_version: String) {
+        let mut st = self.state.lock();
+        st.items.push_back(Delta {
+            kind: DeltaType::ReplacedAll,
+            object: DeltaObject::List {
+                objects,
+                resource_version,
+            },
+        });
+        let queued = st.items.len();
+        st.sync.first_replace(queued);
+        wake(&self.notify, st.waiters);
+    }
+
+    fn resync(&self) {
+        self.push(
+            Delta {
+                kind: DeltaType::SyncAll,
+                object: DeltaObject::None,
+            },
+            false,
+        );
+    }
+
+    fn bookmark(&self, resource_version: String) {
+        self.push(
+            Delta {
+                kind: DeltaType::Bookmark,
+                object: DeltaObject::ResourceVersion(resource_version),
+            },
+            false,
+        );
+    }
+
+    fn has_synced(&self) -> bool {
+        self.state.lock().sync.has_synced()
+    }
+
+    fn close(&self) {
+        self.state.lock().closed = true;
+        self.notify.notify_waiters();
+    }
+
+    fn is_closed(&self) -> bool {
+        self.state.lock().closed
+    }
+
+    fn len(&self) -> usize {
+        self.state.lock().items.len()
+    }
+
+    async fn pop(&self, process: &mut ProcessFn<'_, K>) -> Result<(), QueueClosed> {
+        loop {
+            let notified = self.notify.notified();
+            let popped = {
+                let mut st = self.state.lock();
+                if let Some(first) = st.items.pop_front() {
+                    let initial = !st.sync.has_synced();
+                    let mut limit = self.batch_size;
+                    if initial && st.sync.in_initial() > 0 {
+                        limit = limit.min(st.sync.in_initial());
+                    }
+                    let mut batch = Vec::with_capacity(1);
+                    let more = batchable(first.kind);
+                    batch.push(first);
+                    while more && batch.len() < limit {
+                        if !st.items.front().is_some_and(|d| batchable(d.kind)) {
+                            break;
+                        }
+                        if let Some(d) = st.items.pop_front() {
+                            batch.push(d);
+                        }
+                    }
+                    Some((batch, initial))
+                } else if st.closed {
+                    return Err(QueueClosed);
+                } else {
+                    st.waiters += 1;
+                    None
+                }
+            };
+            match popped {
+                Some((batch, initial)) => {
+                    let n = batch.len();
+                    // A requeue request is ignored: RealFIFO delivers every event exactly once.
+                    let _ = process(batch, initial);
+                    if initial {
+                        self.state.lock().sync.popped(n);
+                    }
+                    return Ok(());
+                }
+                None => {
+                    notified.await;
+                    self.state.lock().waiters -= 1;
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,456 @@
+//! The shared index informer: one reflector and one cache, fanned out to any number of handlers.
+
+use std::fmt;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+
+use kube_client::Resource;
+use parking_lot::Mutex;
+use tokio_util::sync::CancellationToken;
+
+use crate::controller::{Config, Controller};
+use crate::reflector::{ReflectorOptions, TransformFn, WatchErrorHandler};
+use crate::{
+    DeletedObject, Delta, DeltaFifo, DeltaFifoOptions, DeltaObject, DeltaType, Error, HasSynced,
+    Indexer, Indexers, ListerWatcher, Queue, RealFifo, RealFifoOptions, ResourceEventHandler,
+};
+
+mod processor;
+#[cfg(test)]
+mod tests;
+
+use processor::{Listener, MINIMUM_RESYNC_PERIOD, Notification, Processor, determine_resync};
+
+/// Which queue an informer uses between its reflector and its cache.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum QueueKind {
+    /// RealFIFO in atomic mode: every event in order, atomic replace and resync (the default).
+    #[default]
+    RealFifo,
+    /// The legacy DeltaFIFO (per-key deltas, `Replaced` deltas, relist tombstones).
+    DeltaFifo,
+}
+
+/// Settings of a [`SharedIndexInformer`].
+#[derive(Debug, Clone, Default)]
+pub struct InformerOptions {
+    /// Default resync period for handlers (zero: handlers never resync).
+    pub resync_period: Duration,
+    /// The queue between reflector and cache.
+    pub queue: QueueKind,
+    /// Reflector settings (its `resync_period` is managed by the informer).
+    pub reflector: ReflectorOptions,
+}
+
+/// A handle for one registered handler: its sync state and the key to remove it.
+#[derive(Clone)]
+pub struct HandlerRegistration {
+    id: u64,
+    synced: Arc<dyn Fn() -> bool + Send + Sync>,
+}
+
+impl fmt::Debug for HandlerRegistration {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("HandlerRegistration")
+            .field("id", &self.id)
+            .field("has_synced", &(self.synced)())
+            .finish()
+    }
+}
+
+impl HandlerRegistration {
+    /// True once the informer has synced and this handler has handled every initial add.
+    pub fn has_synced(&self) -> bool {
+        (self.synced)()
+    }
+}
+
+impl HasSynced for HandlerRegistration {
+    fn has_synced(&self) -> bool {
+        HandlerRegistration::has_synced(self)
+    }
+}
+
+struct Inner<K> {
+    indexer: Indexer<K>,
+    processor: Processor<K>,
+    queue: Arc<dyn Queue<K>>,
+    block_deltas: Mutex<()>,
+}
+
+struct Lifecycle<K> {
+    started: bool,
+    stopped: bool,
+    check_period: Duration,
+    runtime: Option<(tokio::runtime::Handle, CancellationToken)>,
+    transform: Option<TransformFn<K>>,
+    watch_error_handler: Option<WatchErrorHandler>,
+    lister_watcher: Option<Arc<dyn ListerWatcher<K>>>,
+}
+
+/// client-go's `SharedIndexInformer`: lists and watches one resource, keeps an indexed cache and
+/// notifies every registered handler through its own unbounded buffer.
+pub struct SharedIndexInformer<K> {
+    inner: Arc<Inner<K>>,
+    lifecycle: Mutex<Lifecycle<K>>,
+    options: InformerOptions,
+    running: AtomicBool,
+    controller: Mutex<Option<Arc<Controller<K>>>>,
+}
+
+impl<K> fmt::Debug for SharedIndexInformer<K> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("SharedIndexInformer")
+            .field("indexer", &self.inner.indexer)
+            .field("processor", &self.inner.processor)
+            .field("options", &self.options)
+            .finish()
+    }
+}
+
+impl<K> SharedIndexInformer<K>
+where
+    K: Resource + Send + Sync + 'static,
+{
+    /// An informer over `lister_watcher`; call [`SharedIndexInformer::run`] to start it.
+    pub fn new(lister_watcher: impl ListerWatcher<K> + 'static, options: InformerOptions) -> Self {
+        Self::from_arc(Arc::new(lister_watcher), options)
+    }
+
+    /// Like [`SharedIndexInformer::new`] with a shared lister-watcher.
+    pub fn from_arc(lister_watcher: Arc<dyn ListerWatcher<K>>, options: InformerOptions) -> Self {
+        let indexer = Indexer::new();
+        let queue: Arc<dyn Queue<K>> = match options.queue {
+            QueueKind::RealFifo => Arc::new(RealFifo::new(RealFifoOptions::default())),
+            QueueKind::DeltaFifo => Arc::new(DeltaFifo::new(DeltaFifoOptions {
+                known_objects: Some(indexer.clone()),
+                emit_replaced: true,
+                ..Default::default()
+            })),
+        };
+        SharedIndexInformer {
+            inner: Arc::new(Inner {
+                indexer,
+                processor: Processor::new(),
+                queue,
+                block_deltas: Mutex::new(()),
+            }),
+            lifecycle: Mutex::new(Lifecycle {
+                started: false,
+                stopped: false,
+                check_period: options.resync_period,
+                runtime: None,
+                transform: None,
+                watch_error_handler: None,
+                lister_watcher: Some(lister_watcher),
+            }),
+            options,
+            running: AtomicBool::new(false),
+            controller: Mutex::new(None),
+        }
+    }
+
+    /// The informer's cache.
+    pub fn indexer(&self) -> Indexer<K> {
+        self.inner.indexer.clone()
+    }
+
+    /// Installs more indexes (any time until stopped); current contents are indexed at once.
+    pub fn add_indexers(&self, indexers: Indexers<K>) -> Result<(), Error> {
+        if self.lifecycle.lock().stopped {
+            return Err(Error::Stopped {
+                action: "adding indexers",
+            });
+        }
+        self.inner.indexer.add_indexers(indexers)
+    }
+
+    /// Sets a transform applied to every object before it is stored. Only before start.
+    pub fn set_transform(&self, f: impl Fn(K) -> K + Send + Sync + 'static) -> Result<(), Error> {
+        let mut lc = self.lifecycle.lock();
+        if lc.started {
+            return Err(Error::AlreadyStarted {
+                action: "setting a transform",
+            });
+        }
+        lc.transform = Some(Arc::new(f));
+        Ok(())
+    }
+
+    /// Sets the hook for errors that end a list-and-watch cycle. Only before start.
+    pub fn set_watch_error_handler(
+        &self,
+        f: impl Fn(&Error) + Send + Sync + 'static,
+    ) -> Result<(), Error> {
+        let mut lc = self.lifecycle.lock();
+        if lc.started {
+            return Err(Error::AlreadyStarted {
+                action: "setting a watch error handler",
+            });
+        }
+        lc.watch_error_handler = Some(Arc::new(f));
+        Ok(())
+    }
+
+    /// True once the initial list has been stored and distributed.
+    pub fn has_synced(&self) -> bool {
+        self.inner.queue.has_synced()
+    }
+
+    /// True once `run` has been called.
+    pub fn has_started(&self) -> bool {
+        self.lifecycle.lock().started
+    }
+
+    /// True once `run` has returned.
+    pub fn is_stopped(&self) -> bool {
+        self.lifecycle.lock().stopped
+    }
+
+    /// The resource version of the last list, event or bookmark the reflector applied.
+    pub fn last_sync_resource_version(&self) -> Option<String> {
+        self.controller
+            .lock()
+            .as_ref()
+            .and_then(|c| c.last_sync_resource_version())
+    }
+
+    /// Registers a handler with the informer's default resync period.
+    pub fn add_event_handler(
+        &self,
+        handler: impl ResourceEventHandler<K>,
+    ) -> Result<HandlerRegistration, Error> {
+        self.add_event_handler_with_resync(handler, self.options.resync_period)
+    }
+
+    /// Registers a handler with its own resync period. A handler added after start first
+    /// receives a synthetic add (`is_in_initial_list = true`) for every cached object.
+    pub fn add_event_handler_with_resync(
+        &self,
+        handler: impl ResourceEventHandler<K>,
+        resync_period: Duration,
+    ) -> Result<HandlerRegistration, Error> {
+        self.add_boxed_handler(Arc::new(handler), resync_period)
+    }
+
+    /// Registers an already shared handler.
+    pub fn add_boxed_handler(
+        &self,
+        handler: Arc<dyn ResourceEventHandler<K>>,
+        resync_period: Duration,
+    ) -> Result<HandlerRegistration, Error> {
+        let mut lc = self.lifecycle.lock();
+        if lc.stopped {
+            return Err(Error::Stopped {
+                action: "adding an event handler",
+            });
+        }
+        let mut requested = resync_period;
+        if !requested.is_zero() && requested < MINIMUM_RESYNC_PERIOD {
+            requested = MINIMUM_RESYNC_PERIOD;
+        }
+        if !requested.is_zero() && requested < lc.check_period {
+            if lc.started {
+                requested = lc.check_period;
+            } else {
+                lc.check_period = requested;
+                self.inner.processor.recompute_resync(requested);
+            }
+        }
+        let effective = determine_resync(requested, lc.check_period);
+        let listener = Arc::new(Listener::new(
+            handler,
+            requested,
+            effective,
+            self.inner.queue.clone(),
+        ));
+        let registration = {
+            let l = listener.clone();
+            HandlerRegistration {
+                id: listener.id,
+                synced: Arc::new(move || l.has_synced()),
+            }
+        };
+        if !lc.started {
+            self.inner.processor.add(listener);
+            return Ok(registration);
+        }
+        // Late join: under the delta lock, replay the cache as initial adds, then go live.
+        let _block = self.inner.block_deltas.lock();
+        for obj in self.inner.indexer.list() {
+            listener.send(Notification::Add(obj, true));
+        }
+        if let Some((handle, token)) = &lc.runtime {
+            listener.spawn(handle, token);
+        }
+        self.inner.processor.add(listener);
+        Ok(registration)
+    }
+
+    /// Unregisters a handler; pending notifications are dropped. Unknown handles are a no-op.
+    pub fn remove_event_handler(&self, registration: &HandlerRegistration) {
+        self.inner.processor.remove(registration.id);
+    }
+
+    /// Runs the informer until `stop` is cancelled. Runs once: later calls return at once.
+    pub async fn run(&self, stop: CancellationToken) {
+        if self.running.swap(true, Ordering::AcqRel) {
+            tracing::warn!("shared informer already running");
+            return;
+        }
+        let processor_stop = CancellationToken::new();
+        let (lister_watcher, transform, watch_error_handler, check_period) = {
+            let mut lc = self.lifecycle.lock();
+            lc.started = true;
+            let handle = tokio::runtime::Handle::current();
+            for l in self.inner.processor.listeners() {
+                l.spawn(&handle, &processor_stop);
+            }
+            lc.runtime = Some((handle, processor_stop.clone()));
+            (
+                lc.lister_watcher.take(),
+                lc.transform.clone(),
+                lc.watch_error_handler.clone(),
+                lc.check_period,
+            )
+        };
+        let Some(lister_watcher) = lister_watcher else {
+            return;
+        };
+        let mut reflector = self.options.reflector.clone();
+        reflector.resync_period = check_period;
+        let inner = self.inner.clone();
+        let should = self.inner.clone();
+        let controller = Arc::new(Controller::new(Config {
+            queue: self.inner.queue.clone(),
+            lister_watcher,
+            process: Box::new(move |deltas, initial| {
+                inner.process_deltas(deltas, initial);
+                Ok(())
+            }),
+            reflector,
+            should_resync: Some(Arc::new(move || should.processor.should_resync())),
+            watch_error_handler,
+            transform,
+            retry_on_error: false,
+        }));
+        *self.controller.lock() = Some(controller.clone());
+        controller.run(stop).await;
+        processor_stop.cancel();
+        self.lifecycle.lock().stopped = true;
+    }
+}
+
+impl<K: Resource + Send + Sync + 'static> HasSynced for SharedIndexInformer<K> {
+    fn has_synced(&self) -> bool {
+        SharedIndexInformer::has_synced(self)
+    }
+}
+
+fn same_resource_version<K: Resource>(a: &K, b: &K) -> bool {
+    match (&a.meta().resource_version, &b.meta().resource_version) {
+        (Some(x), Some(y)) => x == y,
+        _ => false,
+    }
+}
+
+impl<K: Resource + Send + Sync + 'static> Inner<K> {
+    fn upsert_and_notify(&self, obj: Arc<K>, initial: bool) {
+        match self.indexer.upsert(obj.clone()) {
+            Some(old) => {
+                let sync_only = same_resource_version(old.as_ref(), obj.as_ref());
+                self.processor
+                    .distribute(Notification::Update(old, obj), sync_only);
+            }
+            None => self
+                .processor
+                .distribute(Notification::Add(obj, initial), false),
+        }
+    }
+
+    /// client-go's `processDeltas`: store presence, not the delta type, decides add vs update.
+    fn process_deltas(&self, deltas: Vec<Delta<K>>, initial: bool) {
+        let _block = self.block_deltas.lock();
+        for delta in deltas {
+            match (delta.kind, delta.object) {
+                (
+                    DeltaType::Added | DeltaType::Updated | DeltaType::Replaced | DeltaType::Sync,
+                    DeltaObject::Object(obj),
+                ) => {
+                    let obj = match obj {
+                        DeletedObject::Object(o) => o,
+                        DeletedObject::Tombstone { obj, .. } => obj,
+                    };
+                    self.upsert_and_notify(obj, initial);
+                }
+                (DeltaType::Deleted, DeltaObject::Object(obj)) => {
+                    match &obj {
+                        DeletedObject::Object(o) => {
+                            self.indexer.delete(o);
+                        }
+                        DeletedObject::Tombstone { key, .. } => {
+                            self.indexer.delete_by_key(key);
+                        }
+                    }
+                    self.processor.distribute(Notification::Delete(obj), false);
+                }
+                (
+                    DeltaType::ReplacedAll,
+                    DeltaObject::List {
+                        objects,
+                        resource_version,
+                    },
+                ) => self.replace_all(objects, resource_version, initial),
+                (DeltaType::SyncAll, _) => {
+                    for obj in self.indexer.list() {
+                        self.processor
+                            .distribute(Notification::Update(obj.clone(), obj), true);
+                    }
+                }
+                (DeltaType::Bookmark, DeltaObject::ResourceVersion(rv)) => {
+                    self.indexer.bookmark(rv);
+                }
+                (kind, _) => tracing::warn!(?kind, "ignoring a malformed delta"),
+            }
+        }
+    }
+
+    /// Applies an atomic replacement: deletions (as tombstones) first, then adds and updates in
+    /// list order. The previous contents are dropped as soon as they have been compared.
+    fn replace_all(&self, objects: Vec<Arc<K>>, resource_version: String, initial: bool) {
+        let keyed: Vec<(Arc<str>, Arc<K>)> = objects
+            .into_iter()
+            .map(|o| (Arc::from(self.indexer.key_of(&o)), o))
+            .collect();
+        let mut old = self
+            .indexer
+            .replace_keyed(keyed.iter().cloned(), resource_version);
+        let mut changes = Vec::with_capacity(keyed.len());
+        for (key, obj) in keyed {
+            let prev = old.remove(&key);
+            changes.push((obj, prev));
+        }
+        for (key, obj) in old {
+            self.processor.distribute(
+                Notification::Delete(DeletedObject::Tombstone {
+                    key: key.to_string(),
+                    obj,
+                }),
+                false,
+            );
+        }
+        for (obj, prev) in changes {
+            match prev {
+                Some(prev) => {
+                    let sync_only = same_resource_version(prev.as_ref(), obj.as_ref());
+                    self.processor
+                        .distribute(Notification::Update(prev, obj), sync_only);
+                }
+                None => self
+                    .processor
+                    .distribute(Notification::Add(obj, initial), false),
+            }
+        }
+    }
+}

@@ -1,0 +1,543 @@
+//! The reflector: lists (or stream-lists), then watches, and feeds every change into a queue.
+
+use std::collections::HashMap;
+use std::fmt;
+use std::sync::Arc;
+use std::time::Duration;
+
+use futures::StreamExt;
+use kube_client::Resource;
+use kube_client::core::WatchEvent;
+use kube_client::core::params::{ListParams, WatchParams};
+use parking_lot::RwLock;
+use rand::Rng;
+use tokio::time::Instant;
+use tokio_util::sync::CancellationToken;
+
+use crate::{Error, ListerWatcher, Queue, WatchStream, meta_namespace_key};
+
+mod backoff;
+
+use backoff::Backoff;
+pub use backoff::BackoffOptions;
+
+/// Rewrites an object before it is stored (e.g. strips `managedFields`). Applied exactly once.
+pub type TransformFn<K> = Arc<dyn Fn(K) -> K + Send + Sync>;
+/// Decides, at each resync tick, whether a resync should happen.
+pub type ShouldResyncFn = Arc<dyn Fn() -> bool + Send + Sync>;
+/// Called with every error that ends a list-and-watch cycle.
+pub type WatchErrorHandler = Arc<dyn Fn(&Error) + Send + Sync>;
+
+const INITIAL_EVENTS_END: &str = "k8s.io/initial-events-end";
+
+/// Reflector settings.
+#[derive(Debug, Clone)]
+pub struct ReflectorOptions {
+    /// Name used in logs.
+    pub name: String,
+    /// How often the resync check runs (zero: never).
+    pub resync_period: Duration,
+    /// List page size; `None` follows client-go (500, unpaged for exact-RV relists).
+    pub page_size: Option<u32>,
+    /// Watches last a random time in `[min, 2·min)`, sent to the server as `timeoutSeconds`.
+    pub min_watch_timeout: Duration,
+    /// Try a streaming list (`sendInitialEvents`) first, falling back to list+watch.
+    pub use_watch_list: bool,
+    /// Backoff between list-and-watch cycles and between failed watch attempts.
+    pub backoff: BackoffOptions,
+}
+
+impl Default for ReflectorOptions {
+    fn default() -> Self {
+        ReflectorOptions {
+            name: "reflector".into(),
+            resync_period: Duration::ZERO,
+            page_size: None,
+            min_watch_timeout: Duration::from_secs(300),
+            use_watch_list: true,
+            backoff: BackoffOptions::default(),
+        }
+    }
+}
+
+/// Shared, readable view of the last synced resource version.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct ResourceVersionCell(Arc<RwLock<Option<String>>>);
+
+impl ResourceVersionCell {
+    pub(crate) fn get(&self) -> Option<String> {
+        self.0.read().clone()
+    }
+    fn set(&self, rv: String) {
+        *self.0.write() = Some(rv);
+    }
+}
+
+/// Lists and watches through a [`ListerWatcher`] and writes every change into a [`Queue`].
+pub struct Reflector<K> {
+    lister_watcher: Arc<dyn ListerWatcher<K>>,
+    queue: Arc<dyn Queue<K>>,
+    options: ReflectorOptions,
+    should_resync: Option<ShouldResyncFn>,
+    transform: Option<TransformFn<K>>,
+    watch_error_handler: Option<WatchErrorHandler>,
+    last_sync: ResourceVersionCell,
+    state: parking_lot::Mutex<LoopState>,
+}
+
+#[derive(Debug, Default)]
+struct LoopState {
+    rv_unavailable: bool,
+    paginated_result: bool,
+    watch_list_unsupported: bool,
+}
+
+impl<K> fmt::Debug for Reflector<K> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Reflector")
+            .field("options", &self.options)
+            .field("last_sync", &self.last_sync.get())
+            .finish()
+    }
+}
+
+enum WatchEnd {
+    /// Stopped by the caller.
+    Stopped,
+    /// Relist needed (410 or an ended stream that must not be resumed).
+    Relist,
+}
+
+impl<K> Reflector<K>
+where
+    K: Resource + Send + Sync + 'static,
+{
+    /// A reflector writing into `queue`.
+    pub fn new(
+        lister_watcher: Arc<dyn ListerWatcher<K>>,
+        queue: Arc<dyn Queue<K>>,
+        options: ReflectorOptions,
+    ) -> Self {
+        Reflector {
+            lister_watcher,
+            queue,
+            options,
+            should_resync: None,
+            transform: None,
+            watch_error_handler: None,
+            last_sync: ResourceVersionCell::default(),
+            state: parking_lot::Mutex::new(LoopState::default()),
+        }
+    }
+
+    /// Sets the resync gate (default: always resync when the period elapses).
+    pub fn with_should_resync(mut self, f: ShouldResyncFn) -> Self {
+        self.should_resync = Some(f);
+        self
+    }
+
+    /// Sets a transform applied to every object before it is queued.
+    pub fn with_transform(mut self, f: Option<TransformFn<K>>) -> Self {
+        self.transform = f;
+        self
+    }
+
+    /// Sets the hook called with every error that ends a list-and-watch cycle.
+    pub fn with_watch_error_handler(mut self, f: Option<WatchErrorHandler>) -> Self {
+        self.watch_error_handler = f;
+        self
+    }
+
+    pub(crate) fn with_resource_version_cell(mut self, cell: ResourceVersionCell) -> Self {
+        self.last_sync = cell;
+        self
+    }
+
+    /// The resource version of the last list, event or bookmark applied.
+    pub fn last_sync_resource_version(&self) -> Option<String> {
+        self.last_sync.get()
+    }
+
+    /// Lists and watches until `stop` is cancelled, waiting one backoff step after every cycle.
+    pub async fn run(&self, stop: CancellationToken) {
+        let mut backoff = Backoff::new(self.options.backoff.clone());
+        while !stop.is_cancelled() {
+            backoff.attempt_started();
+            if let Err(err) = self.list_and_watch(&stop).await {
+                match &self.watch_error_handler {
+                    Some(h) => h(&err),
+                    None => default_watch_error_handler(&self.options.name, &err),
+                }
+            }
+            let delay = backoff.next_delay();
+            tokio::select! {
+                _ = stop.cancelled() => break,
+                _ = tokio::time::sleep(delay) => {}
+            }
+        }
+    }
+
+    /// One cycle: a (streaming or paged) list, then watches until a relist is needed.
+    pub async fn list_and_watch(&self, stop: &CancellationToken) -> Result<(), Error> {
+        let try_stream = self.options.use_watch_list
+            && self.lister_watcher.supports_watch_list()
+            && !self.state.lock().watch_list_unsupported;
+        if try_stream {
+            match self.watch_list(stop).await {
+                Ok(Some(stream)) => return self.watch(Some(stream), stop).await,
+                Ok(None) => return Ok(()),
+                Err(err) => {
+                    // A request the server rejects outright means it cannot stream lists:
+                    // stop trying. Anything else only falls back for this cycle.
+                    let rejected = err.rejected_request();
+                    tracing::debug!(reflector = %self.options.name, error = %err, rejected,
+                        "streaming list failed; falling back to list and watch");
+                    if rejected {
+                        self.state.lock().watch_list_unsupported = true;
+                    }
+                }
+            }
+        }
+        if !self.list(stop).await? {
+            return Ok(());
+        }
+        self.watch(None, stop).await
+    }
+
+    fn wrap(&self, obj: K) -> Arc<K> {
+        match &self.transform {
+            Some(t) => Arc::new(t(obj)),
+            None => Arc::new(obj),
+        }
+    }
+
+    fn relist_resource_version(&self) -> String {
+        if self.state.lock().rv_unavailable {
+            return String::new();
+        }
+        self.last_sync.get().unwrap_or_else(|| "0".into())
+    }
+
+    fn watch_timeout(&self) -> u32 {
+        let min = self.options.min_watch_timeout.as_secs().max(1);
+        rand::rng().random_range(min..2 * min) as u32
+    }
+
+    /// A paged list; returns false if stopped.
+    async fn list(&self, stop: &CancellationToken) -> Result<bool, Error> {
+        let mut rv = self.relist_resource_version();
+        loop {
+            let result = tokio::select! {
+                _ = stop.cancelled() => return Ok(false),
+                r = self.list_pages(&rv) => r,
+            };
+            match result {
+                Ok((items, list_rv)) => {
+                    self.state.lock().rv_unavailable = false;
+                    self.queue.replace(items, list_rv.clone());
+                    self.last_sync.set(list_rv);
+                    return Ok(true);
+                }
+                Err(err) if err.is_expired() && !rv.is_empty() => {
+                    self.state.lock().rv_unavailable = true;
+                    rv = String::new();
+                }
+                Err(err) => return Err(err),
+            }
+        }
+    }
+
+    async fn list_pages(&self, rv: &str) -> Result<(Vec<Arc<K>>, String), Error> {
+        let exact = !rv.is_empty() && rv != "0";
+        let paginated = self.state.lock().paginated_result;
+        let limit = match self.options.page_size {
+            Some(n) => Some(n),
+            None if exact && !paginated => None,
+            None => Some(500),
+        };
+        let mut params = ListParams {
+            limit,
+            resource_version: (!rv.is_empty()).then(|| rv.to_string()),
+            ..Default::default()
+        };
+        let mut items = Vec::new();
+        let mut page = 0;
+        loop {
+            let res = self.lister_watcher.list(&params).await;
+            let list = match res {
+                Ok(list) => list,
+                Err(e) if page > 0 && crate::error::client_error_is_expired(&e) => {
+                    // The continue token expired: redo one unpaged list at the original version.
+                    let full = ListParams {
+                        resource_version: (!rv.is_empty()).then(|| rv.to_string()),
+                        ..Default::default()
+                    };
+                    let list =
+                        self.lister_watcher
+                            .list(&full)
+                            .await
+                            .map_err(|source| Error::Api {
+                                action: "listing",
+                                source,
+                            })?;
+                    let items = list.items.into_iter().map(|o| self.wrap(o)).collect();
+                    return Ok((items, list.resource_version));
+                }
+                Err(source) => {
+                    return Err(Error::Api {
+                        action: "listing",
+                        source,
+                    });
+                }
+            };
+            page += 1;
+            let next = list.continue_token;
+            let list_rv = list.resource_version;
+            items.reserve(list.items.len());
+            for o in list.items {
+                items.push(self.wrap(o));
+            }
+            match next {
+                Some(token) => {
+                    if rv == "0" {
+                        self.state.lock().paginated_result = true;
+                    }
+                    params.continue_token = Some(token);
+                    params.resource_version = None;
+                }
+                None => return Ok((items, list_rv)),
+            }
+        }
+    }
+
+    /// A streaming list; returns the still-open stream once the initial events have ended,
+    /// `None` if stopped.
+    async fn watch_list(&self, stop: &CancellationToken) -> Result<Option<WatchStream<K>>, Error> {
+        let rv = if self.state.lock().rv_unavailable {
+            String::new()
+        } else {
+            self.last_sync.get().unwrap_or_default()
+        };
+        let params = WatchParams {
+            bookmarks: true,
+            send_initial_events: true,
+            timeout: Some(self.watch_timeout()),
+            ..Default::default()
+        };
+        let mut stream = tokio::select! {
+            _ = stop.cancelled() => return Ok(None),
+            r = self.lister_watcher.watch(&params, &rv) => r.map_err(|source| Error::Api { action: "starting a streaming list", source })?,
+        };
+        let mut temp: HashMap<String, Arc<K>> = HashMap::new();
+        loop {
+            let ev = tokio::select! {
+                _ = stop.cancelled() => return Ok(None),
+                ev = stream.next() => ev,
+            };
+            match ev {
+                None => return Err(Error::VeryShortWatch),
+                Some(Err(source)) => {
+                    return Err(Error::Api {
+                        action: "streaming a list",
+                        source,
+                    });
+                }
+                Some(Ok(WatchEvent::Added(o) | WatchEvent::Modified(o))) => {
+                    let o = self.wrap(o);
+                    temp.insert(meta_namespace_key(o.as_ref()), o);
+                }
+                Some(Ok(WatchEvent::Deleted(o))) => {
+                    temp.remove(&meta_namespace_key(&o));
+                }
+                Some(Ok(WatchEvent::Bookmark(b))) => {
+                    let done = b
+                        .metadata
+                        .annotations
+                        .get(INITIAL_EVENTS_END)
+                        .is_some_and(|v| v == "true");
+                    if done {
+                        let rv = b.metadata.resource_version;
+                        let items: Vec<Arc<K>> = temp.into_values().collect();
+                        self.state.lock().rv_unavailable = false;
+                        self.queue.replace(items, rv.clone());
+                        self.last_sync.set(rv);
+                        return Ok(Some(stream));
+                    }
+                }
+                Some(Ok(WatchEvent::Error(status))) => {
+                    if crate::error::status_is_expired(status.code, &status.reason, &status.message)
+                    {
+                        self.state.lock().rv_unavailable = true;
+                    }
+                    return Err(Error::WatchStatus {
+                        code: status.code,
+                        reason: status.reason.clone(),
+                        message: status.message.clone(),
+                    });
+                }
+            }
+        }
+    }
+
+    /// Watches from the last synced version, re-watching after normal closes, until a relist
+    /// is needed (`Ok`) or an error ends the cycle (`Err`).
+    async fn watch(
+        &self,
+        mut existing: Option<WatchStream<K>>,
+        stop: &CancellationToken,
+    ) -> Result<(), Error> {
+        let mut backoff = Backoff::new(self.options.backoff.clone());
+        let mut resync = (!self.options.resync_period.is_zero()).then(|| {
+            tokio::time::interval_at(
+                Instant::now() + self.options.resync_period,
+                self.options.resync_period,
+            )
+        });
+        loop {
+            let mut stream = match existing.take() {
+                Some(s) => s,
+                None => {
+                    let params = WatchParams {
+                        bookmarks: true,
+                        timeout: Some(self.watch_timeout()),
+                        ..Default::default()
+                    };
+                    let rv = self.last_sync.get().unwrap_or_default();
+                    let opened = tokio::select! {
+                        _ = stop.cancelled() => return Ok(()),
+                        r = self.lister_watcher.watch(&params, &rv) => r,
+                    };
+                    match opened {
+                        Ok(s) => s,
+                        Err(source) => {
+                            let err = Error::Api {
+                                action: "starting a watch",
+                                source,
+                            };
+                            if err.is_expired() {
+                                return Ok(());
+                            }
+                            if err.is_too_many_requests() || is_connection_refused(&err) {
+                                let delay = backoff.next_delay();
+                                tokio::select! {
+                                    _ = stop.cancelled() => return Ok(()),
+                                    _ = tokio::time::sleep(delay) => continue,
+                                }
+                            }
+                            return Err(err);
+                        }
+                    }
+                }
+            };
+            backoff.attempt_started();
+            match self.consume(&mut stream, resync.as_mut(), stop).await? {
+                Some(WatchEnd::Stopped) => return Ok(()),
+                Some(WatchEnd::Relist) => return Ok(()),
+                None => {}
+            }
+        }
+    }
+
+    /// Applies events from one stream. `Ok(None)`: closed normally, re-watch.
+    async fn consume(
+        &self,
+        stream: &mut WatchStream<K>,
+        mut resync: Option<&mut tokio::time::Interval>,
+        stop: &CancellationToken,
+    ) -> Result<Option<WatchEnd>, Error> {
+        let started = Instant::now();
+        let mut events = 0usize;
+        loop {
+            let ev = tokio::select! {
+                _ = stop.cancelled() => return Ok(Some(WatchEnd::Stopped)),
+                _ = tick(resync.as_deref_mut()) => {
+                    if self.should_resync.as_ref().is_none_or(|f| f()) {
+                        self.queue.resync();
+                    }
+                    continue;
+                }
+                ev = stream.next() => ev,
+            };
+            let Some(ev) = ev else {
+                if events == 0 && started.elapsed() < Duration::from_secs(1) {
+                    return Err(Error::VeryShortWatch);
+                }
+                return Ok(None);
+            };
+            events += 1;
+            let ev = ev.map_err(|source| Error::Api {
+                action: "reading a watch stream",
+                source,
+            })?;
+            match ev {
+                WatchEvent::Added(o) => {
+                    let rv = o.meta().resource_version.clone();
+                    self.queue.add(self.wrap(o));
+                    self.record(rv);
+                }
+                WatchEvent::Modified(o) => {
+                    let rv = o.meta().resource_version.clone();
+                    self.queue.update(self.wrap(o));
+                    self.record(rv);
+                }
+                WatchEvent::Deleted(o) => {
+                    let rv = o.meta().resource_version.clone();
+                    self.queue.delete(self.wrap(o));
+                    self.record(rv);
+                }
+                WatchEvent::Bookmark(b) => {
+                    let rv = b.metadata.resource_version;
+                    self.queue.bookmark(rv.clone());
+                    self.record(Some(rv));
+                }
+                WatchEvent::Error(status) => {
+                    let err = Error::WatchStatus {
+                        code: status.code,
+                        reason: status.reason.clone(),
+                        message: status.message.clone(),
+                    };
+                    if err.is_expired() {
+                        return Ok(Some(WatchEnd::Relist));
+                    }
+                    return Err(err);
+                }
+            }
+        }
+    }
+
+    fn record(&self, rv: Option<String>) {
+        if let Some(rv) = rv.filter(|r| !r.is_empty()) {
+            self.last_sync.set(rv);
+        }
+    }
+}
+
+async fn tick(interval: Option<&mut tokio::time::Interval>) {
+    match interval {
+        Some(i) => {
+            i.tick().await;
+        }
+        None => std::future::pending().await,
+    }
+}
+
+fn is_connection_refused(err: &Error) -> bool {
+    let mut source: Option<&(dyn std::error::Error + 'static)> = Some(err);
+    while let Some(e) = source {
+        if let Some(io) = e.downcast_ref::<std::io::Error>()
+            && io.kind() == std::io::ErrorKind::ConnectionRefused
+        {
+            return true;
+        }
+        source = e.source();
+    }
+    false
+}
+
+fn default_watch_error_handler(name: &str, err: &Error) {
+    if err.is_expired() {
+        tracing::debug!(reflector = %name, error = %err, "watch expired; relisting");
+    } else {
+        tracing::warn!(reflector = %name, error = %err, "list and watch failed; retrying");
+    }
+}

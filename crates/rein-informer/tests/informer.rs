@@ -1,0 +1,340 @@
+//! Informer behaviour against rein-testenv: sync, relists on 410, tombstones, late handlers,
+//! resync, transforms, indexers and chaos convergence.
+
+mod support;
+
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::time::Duration;
+
+use k8s_openapi::api::core::v1::ConfigMap;
+use kube_client::api::Api;
+use rein_informer::{
+    ApiListerWatcher, IndexFunc, Indexers, ListWatchOptions, QueueKind, SharedIndexInformer,
+    SharedInformerFactory, meta_namespace_key,
+};
+use rein_scheme::labels::Selector;
+use rein_testenv::{Fault, TestEnv};
+use support::*;
+use tokio_util::sync::CancellationToken;
+
+const INFORMER_PATH: &str = "/api/v1/configmaps";
+
+fn informer(env: &TestEnv, queue: QueueKind) -> Arc<SharedIndexInformer<ConfigMap>> {
+    let lw = ApiListerWatcher::<ConfigMap>::new(
+        env.client(),
+        ListWatchOptions {
+            label_selector: Some("app=demo".into()),
+            ..Default::default()
+        },
+    );
+    Arc::new(SharedIndexInformer::new(lw, options(queue)))
+}
+
+fn start(inf: &Arc<SharedIndexInformer<ConfigMap>>, stop: &CancellationToken) {
+    let inf = inf.clone();
+    let stop = stop.clone();
+    tokio::spawn(async move { inf.run(stop).await });
+}
+
+fn cache_state(inf: &SharedIndexInformer<ConfigMap>) -> HashMap<String, String> {
+    inf.indexer()
+        .list()
+        .iter()
+        .map(|o| {
+            (
+                meta_namespace_key(o.as_ref()),
+                o.metadata.resource_version.clone().unwrap_or_default(),
+            )
+        })
+        .collect()
+}
+
+async fn sync_and_follow(queue: QueueKind) {
+    let env = TestEnv::start().await.expect("testenv");
+    let api: Api<ConfigMap> = Api::namespaced(env.client(), "default");
+    for i in 0..3 {
+        create(&api, &format!("pre-{i}")).await;
+    }
+    let inf = informer(&env, queue);
+    let rec = Recorder::default();
+    let reg = inf.add_event_handler(rec.clone()).unwrap();
+    let stop = CancellationToken::new();
+    start(&inf, &stop);
+    eventually(20, "initial sync", || inf.has_synced() && reg.has_synced()).await;
+    assert_eq!(inf.indexer().len(), 3);
+    assert!(
+        rec.events()
+            .iter()
+            .all(|e| matches!(e, Seen::Add { initial: true, .. }))
+    );
+
+    create(&api, "live").await;
+    update(&api, "pre-0", "1").await;
+    delete(&api, "pre-1").await;
+    let want = server_state(&api).await;
+    eventually(20, "cache follows the watch", || cache_state(&inf) == want).await;
+    eventually(20, "handler follows the watch", || rec.mirror() == want).await;
+    assert!(rec.events().contains(&Seen::Delete {
+        key: "default/pre-1".into(),
+        tombstone: false
+    }));
+    assert!(inf.last_sync_resource_version().is_some());
+    // The initial sync used a streaming list, not a LIST: the server supports it.
+    let informer_requests: Vec<_> = env
+        .requests()
+        .into_iter()
+        .filter(|r| r.path == INFORMER_PATH)
+        .collect();
+    assert!(informer_requests[0].has_query("sendInitialEvents", "true"));
+    assert!(
+        !informer_requests.iter().any(|r| !r.is_watch()),
+        "no fallback LIST: {informer_requests:?}"
+    );
+    stop.cancel();
+}
+
+/// With streaming lists turned off the reflector pages through a LIST, then watches.
+#[tokio::test]
+async fn paged_list_then_watch() {
+    let env = TestEnv::start().await.expect("testenv");
+    let api: Api<ConfigMap> = Api::namespaced(env.client(), "default");
+    for i in 0..7 {
+        create(&api, &format!("p{i}")).await;
+    }
+    let lw = ApiListerWatcher::<ConfigMap>::new(env.client(), ListWatchOptions::default());
+    let mut opts = options(QueueKind::RealFifo);
+    opts.reflector.use_watch_list = false;
+    opts.reflector.page_size = Some(3);
+    let inf = Arc::new(SharedIndexInformer::new(lw, opts));
+    let stop = CancellationToken::new();
+    start(&inf, &stop);
+    eventually(20, "initial sync", || inf.has_synced()).await;
+    assert_eq!(inf.indexer().len(), 7);
+    let lists = env
+        .requests()
+        .into_iter()
+        .filter(|r| r.path == INFORMER_PATH && !r.is_watch())
+        .count();
+    assert_eq!(lists, 3, "7 objects in pages of 3");
+    create(&api, "after").await;
+    eventually(20, "watch delivers", || inf.indexer().len() == 8).await;
+    stop.cancel();
+}
+
+#[tokio::test]
+async fn list_watch_sync_real_fifo() {
+    sync_and_follow(QueueKind::RealFifo).await;
+}
+
+#[tokio::test]
+async fn list_watch_sync_delta_fifo() {
+    sync_and_follow(QueueKind::DeltaFifo).await;
+}
+
+/// A deletion that happens while the informer cannot watch, followed by a compaction, is
+/// discovered by the relist (after a 410) and delivered as a tombstone.
+async fn relist_after_expiry_delivers_tombstones(queue: QueueKind) {
+    let env = TestEnv::start().await.expect("testenv");
+    let api: Api<ConfigMap> = Api::namespaced(env.client(), "default");
+    create(&api, "keep").await;
+    create(&api, "doomed").await;
+    let inf = informer(&env, queue);
+    let rec = Recorder::default();
+    inf.add_event_handler(rec.clone()).unwrap();
+    let stop = CancellationToken::new();
+    start(&inf, &stop);
+    eventually(20, "initial sync", || inf.has_synced()).await;
+
+    let faults = env.faults();
+    faults.inject(Fault::server_error(usize::MAX).matching(INFORMER_PATH));
+    faults.close_watches();
+    delete(&api, "doomed").await;
+    update(&api, "keep", "2").await;
+    faults.compact();
+    faults.clear();
+
+    let want = server_state(&api).await;
+    eventually(20, "relist converges", || cache_state(&inf) == want).await;
+    eventually(20, "handler converges", || rec.mirror() == want).await;
+    assert!(
+        rec.events().contains(&Seen::Delete {
+            key: "default/doomed".into(),
+            tombstone: true
+        }),
+        "{:?}",
+        rec.events()
+    );
+    rec.assert_ordered();
+    stop.cancel();
+}
+
+#[tokio::test]
+async fn relist_on_410_real_fifo() {
+    relist_after_expiry_delivers_tombstones(QueueKind::RealFifo).await;
+}
+
+#[tokio::test]
+async fn relist_on_410_delta_fifo() {
+    relist_after_expiry_delivers_tombstones(QueueKind::DeltaFifo).await;
+}
+
+#[tokio::test]
+async fn late_handler_gets_synthetic_adds_then_live_events() {
+    let env = TestEnv::start().await.expect("testenv");
+    let api: Api<ConfigMap> = Api::namespaced(env.client(), "default");
+    for i in 0..5 {
+        create(&api, &format!("o{i}")).await;
+    }
+    let inf = informer(&env, QueueKind::RealFifo);
+    let stop = CancellationToken::new();
+    start(&inf, &stop);
+    eventually(20, "initial sync", || inf.has_synced()).await;
+
+    let late = Recorder::default();
+    let reg = inf.add_event_handler(late.clone()).unwrap();
+    eventually(20, "late handler synced", || reg.has_synced()).await;
+    let adds: Vec<_> = late
+        .events()
+        .into_iter()
+        .filter(|e| matches!(e, Seen::Add { initial: true, .. }))
+        .collect();
+    assert_eq!(adds.len(), 5);
+
+    create(&api, "after").await;
+    eventually(20, "live event", || {
+        late.events()
+            .iter()
+            .any(|e| matches!(e, Seen::Add { key, initial: false, .. } if key == "default/after"))
+    })
+    .await;
+
+    // A removed handler gets nothing more.
+    inf.remove_event_handler(&reg);
+    let before = late.events().len();
+    create(&api, "unseen").await;
+    eventually(20, "cache has the new object", || {
+        inf.indexer().get_by_key("default/unseen").is_some()
+    })
+    .await;
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    assert_eq!(late.events().len(), before);
+    stop.cancel();
+}
+
+#[tokio::test(start_paused = true)]
+async fn per_handler_resync_periods() {
+    let env = TestEnv::start().await.expect("testenv");
+    let api: Api<ConfigMap> = Api::namespaced(env.client(), "default");
+    create(&api, "a").await;
+    let lw = ApiListerWatcher::<ConfigMap>::new(env.client(), ListWatchOptions::default());
+    let mut opts = options(QueueKind::RealFifo);
+    opts.resync_period = Duration::from_secs(10);
+    let inf = Arc::new(SharedIndexInformer::new(lw, opts));
+    let fast = Recorder::default();
+    let never = Recorder::default();
+    let default = Recorder::default();
+    inf.add_event_handler_with_resync(fast.clone(), Duration::from_secs(2))
+        .unwrap();
+    inf.add_event_handler_with_resync(never.clone(), Duration::ZERO)
+        .unwrap();
+    inf.add_event_handler(default.clone()).unwrap();
+    let stop = CancellationToken::new();
+    start(&inf, &stop);
+    eventually(20, "initial sync", || inf.has_synced()).await;
+
+    let resyncs = |r: &Recorder| {
+        r.events()
+            .iter()
+            .filter(|e| matches!(e, Seen::Update { old_rv, new_rv, .. } if old_rv == new_rv))
+            .count()
+    };
+    tokio::time::sleep(Duration::from_secs(21)).await;
+    eventually(5, "resyncs delivered", || resyncs(&default) >= 2).await;
+    let (f, n, d) = (resyncs(&fast), resyncs(&never), resyncs(&default));
+    assert_eq!(n, 0, "a handler with period zero never resyncs");
+    assert!(f >= 8, "2 s handler resynced {f} times in ~21 s");
+    assert!(d <= 3, "10 s handler resynced {d} times in ~21 s");
+    stop.cancel();
+}
+
+#[tokio::test]
+async fn transform_runs_before_storing() {
+    let env = TestEnv::start().await.expect("testenv");
+    let api: Api<ConfigMap> = Api::namespaced(env.client(), "default");
+    create(&api, "t").await;
+    let inf = informer(&env, QueueKind::RealFifo);
+    inf.set_transform(|mut cm: ConfigMap| {
+        cm.metadata.managed_fields = None;
+        cm.data = None;
+        cm
+    })
+    .unwrap();
+    let stop = CancellationToken::new();
+    start(&inf, &stop);
+    eventually(20, "initial sync", || inf.has_synced()).await;
+    update(&api, "t", "changed").await;
+    eventually(20, "update seen", || {
+        inf.indexer()
+            .get_by_key("default/t")
+            .is_some_and(|o| o.metadata.resource_version != Some("1".into()))
+    })
+    .await;
+    for o in inf.indexer().list() {
+        assert!(o.data.is_none() && o.metadata.managed_fields.is_none());
+    }
+    assert!(inf.set_transform(|cm| cm).is_err(), "only before start");
+    stop.cancel();
+}
+
+#[tokio::test]
+async fn indexers_added_after_start() {
+    let env = TestEnv::start().await.expect("testenv");
+    let api: Api<ConfigMap> = Api::namespaced(env.client(), "default");
+    create(&api, "x").await;
+    create(&api, "y").await;
+    let inf = informer(&env, QueueKind::RealFifo);
+    let stop = CancellationToken::new();
+    start(&inf, &stop);
+    eventually(20, "initial sync", || inf.has_synced()).await;
+
+    let by_value: IndexFunc<ConfigMap> = Arc::new(|cm: &ConfigMap| {
+        cm.data
+            .as_ref()
+            .and_then(|d| d.get("v").cloned())
+            .into_iter()
+            .collect()
+    });
+    let mut ix: Indexers<ConfigMap> = HashMap::new();
+    ix.insert("value".into(), by_value);
+    inf.add_indexers(ix).unwrap();
+    assert_eq!(inf.indexer().by_index("value", "0").unwrap().len(), 2);
+    update(&api, "x", "9").await;
+    eventually(20, "index follows updates", || {
+        inf.indexer().index_keys("value", "9").unwrap() == vec!["default/x".to_string()]
+    })
+    .await;
+    assert_eq!(inf.indexer().by_index("value", "0").unwrap().len(), 1);
+    stop.cancel();
+}
+
+#[tokio::test]
+async fn factory_shares_informers_and_listers() {
+    let env = TestEnv::start().await.expect("testenv");
+    let api: Api<ConfigMap> = Api::namespaced(env.client(), "default");
+    create(&api, "f").await;
+    let factory = SharedInformerFactory::new(env.client(), Duration::ZERO);
+    let a = factory.informer::<ConfigMap>();
+    let b = factory.informer::<ConfigMap>();
+    assert!(Arc::ptr_eq(&a, &b));
+    let lister = factory.lister::<ConfigMap>();
+    let stop = CancellationToken::new();
+    factory.start(stop.clone());
+    assert!(factory.wait_for_cache_sync(&stop).await);
+    assert!(lister.get("default", "f").is_some());
+    let sel = Selector::parse("app=demo").unwrap();
+    assert!(!lister.namespaced("default").list(&sel).is_empty());
+    assert!(lister.namespaced("kube-system").list(&sel).is_empty());
+    stop.cancel();
+    factory.shutdown().await;
+}

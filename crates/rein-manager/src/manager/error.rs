@@ -1,0 +1,54 @@
+//! Errors of building and running a manager.
+
+use std::time::Duration;
+
+use rein_controller::reconcile::BoxError;
+
+/// A failure to build, start or stop a [`Manager`](super::Manager).
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// `start` was called a second time.
+    #[error("starting the manager: manager already started")]
+    AlreadyStarted,
+    /// A runnable was added while the manager was stopping.
+    #[error("adding a runnable: can't accept new runnable as stop procedure is already engaged")]
+    Stopping,
+    /// Leader election is enabled but has no lease name.
+    #[error("configuring leader election: LeaderElectionID must be configured")]
+    MissingLeaderElectionId,
+    /// Leader election is enabled, no namespace is given and we are not in a cluster.
+    #[error(
+        "configuring leader election: not running in-cluster, please specify LeaderElectionNamespace"
+    )]
+    MissingLeaderElectionNamespace,
+    /// The leader-election configuration is invalid.
+    #[error("configuring leader election")]
+    LeaderElection(#[source] crate::leaderelection::Error),
+    /// Building the Kubernetes client from the config failed.
+    #[error("building the Kubernetes client")]
+    Client(#[source] kube_client::Error),
+    /// Starting a server (health probes, metrics, webhooks) failed.
+    #[error("starting the {server} server")]
+    Server {
+        /// Which server.
+        server: &'static str,
+        /// What went wrong.
+        #[source]
+        source: BoxError,
+    },
+    /// The caches did not sync before the manager was stopped.
+    #[error("waiting for the caches to sync: stopped before they synced")]
+    CacheSync,
+    /// A runnable failed; the manager stopped.
+    #[error("running the manager: a runnable failed")]
+    Runnable(#[source] BoxError),
+    /// This process lost the leader lease; the manager stopped (the process should exit).
+    #[error("running the manager: leader election lost")]
+    LeaderElectionLost,
+    /// Some runnables did not stop within the graceful-shutdown timeout.
+    #[error(
+        "stopping the manager: failed waiting for all runnables to end within grace period of {0:?}"
+    )]
+    GracePeriodExceeded(Duration),
+}

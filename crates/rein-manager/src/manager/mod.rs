@@ -1,0 +1,288 @@
+//! The `Manager`: shared cache and client, runnables, leader election, probes and metrics
+//! (controller-runtime's `pkg/manager`).
+
+mod error;
+mod group;
+mod leader_metrics;
+mod options;
+mod runnable_fn;
+mod start;
+#[cfg(test)]
+mod tests;
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use parking_lot::Mutex;
+use rein_client::Client;
+use rein_client::cache::Cache;
+use rein_controller::reconcile::BoxError;
+use rein_controller::recorder::{EventRecorder, RecorderOptions};
+use rein_controller::{ControllerHost, Runnable};
+use rein_scheme::Scheme;
+use tokio_util::sync::CancellationToken;
+
+pub use error::Error;
+pub use options::{LeaderElectionOptions, Options};
+pub use runnable_fn::RunnableFn;
+
+use crate::healthz::{self, Checker, HealthProbes};
+use crate::webhook::WebhookServer;
+use group::Group;
+
+/// controller-runtime's manager: owns the shared cache and client, and runs every
+/// [`Runnable`] — caches first, then servers, then (once the caches have synced and, with
+/// leader election, once this process leads) the controllers. A cheap `Clone` handle.
+///
+/// Controllers are added with [`Manager::add`] or the builder
+/// (`rein_controller::builder::ControllerManagedBy::new(&manager)`), which uses the
+/// [`ControllerHost`] implementation.
+#[derive(Clone)]
+pub struct Manager {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    config: kube_client::Config,
+    kube: kube_client::Client,
+    scheme: Arc<Scheme>,
+    cache: Cache,
+    client: Client,
+    options: Options,
+    state: Mutex<State>,
+    /// Cancelled once leader-only runnables may run (elected, or no election configured).
+    elected: CancellationToken,
+    caches_synced: Arc<AtomicBool>,
+    probes: HealthProbes,
+    addresses: Mutex<Addresses>,
+    webhook: Option<Arc<WebhookServer>>,
+}
+
+/// Where the servers listen, known once they are bound.
+#[derive(Debug, Default, Clone, Copy)]
+struct Addresses {
+    health_probes: Option<SocketAddr>,
+    metrics: Option<SocketAddr>,
+}
+
+/// The groups users add to; servers and caches are the manager's own.
+struct State {
+    started: bool,
+    others: Group,
+    leader: Group,
+}
+
+impl std::fmt::Debug for Manager {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Manager")
+            .field("cluster_url", &self.inner.config.cluster_url)
+            .field("options", &self.inner.options)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Manager {
+    /// A builder from a client config (see [`crate::config::get_config`]).
+    pub fn builder(config: kube_client::Config) -> ManagerBuilder {
+        ManagerBuilder {
+            config,
+            options: Options::default(),
+        }
+    }
+
+    /// The client config the manager was built from.
+    pub fn config(&self) -> &kube_client::Config {
+        &self.inner.config
+    }
+
+    /// The underlying kube-client.
+    pub fn kube_client(&self) -> kube_client::Client {
+        self.inner.kube.clone()
+    }
+
+    /// The cache-backed client: reads from the shared cache (uncached kinds from the server),
+    /// writes to the server.
+    pub fn client(&self) -> Client {
+        self.inner.client.clone()
+    }
+
+    /// A client whose reads always go to the API server (controller-runtime `GetAPIReader`).
+    pub fn api_reader(&self) -> Client {
+        self.inner.client.api_reader()
+    }
+
+    /// The shared informer cache (`informer_for::<K>()`, `index_field`, ...).
+    pub fn cache(&self) -> Cache {
+        self.inner.cache.clone()
+    }
+
+    /// The scheme.
+    pub fn scheme(&self) -> Arc<Scheme> {
+        self.inner.scheme.clone()
+    }
+
+    /// An event recorder writing core/v1 Events as `name` (controller-runtime
+    /// `GetEventRecorderFor`). Recording never blocks; repeats are aggregated and rate limited.
+    pub fn event_recorder(&self, name: impl Into<String>) -> EventRecorder {
+        EventRecorder::new(self.kube_client(), name, RecorderOptions::default())
+    }
+
+    /// The options the manager was built with.
+    pub fn options(&self) -> &Options {
+        &self.inner.options
+    }
+
+    /// Adds a runnable. Leader-only runnables ([`Runnable::needs_leader_election`]) start once
+    /// this process leads (at once without leader election); the others start after the caches
+    /// synced. Added while running, it starts at once if its group runs.
+    pub fn add(&self, runnable: Arc<dyn Runnable>) -> Result<(), Error> {
+        let mut state = self.inner.state.lock();
+        let group = if runnable.needs_leader_election() {
+            &mut state.leader
+        } else {
+            &mut state.others
+        };
+        if group.add(runnable) {
+            Ok(())
+        } else {
+            Err(Error::Stopping)
+        }
+    }
+
+    /// Resolves once leader-only runnables may run: this process won the election, or leader
+    /// election is off and the manager started them (controller-runtime `Elected()`).
+    pub async fn elected(&self) {
+        self.inner.elected.cancelled().await;
+    }
+
+    /// Adds a liveness check served under `/healthz` (before `start`).
+    pub fn add_healthz_check(
+        &self,
+        name: impl Into<String>,
+        checker: impl Checker,
+    ) -> Result<(), healthz::Error> {
+        self.inner.probes.add_healthz_check(name, checker)
+    }
+
+    /// Adds a readiness check served under `/readyz` (before `start`).
+    pub fn add_readyz_check(
+        &self,
+        name: impl Into<String>,
+        checker: impl Checker,
+    ) -> Result<(), healthz::Error> {
+        self.inner.probes.add_readyz_check(name, checker)
+    }
+
+    /// The admission webhook server, when [`Options::webhook`] enables it: register
+    /// defaulters and validators here (before or after `start`). It is bound at build time
+    /// and serves once the manager starts.
+    pub fn webhook_server(&self) -> Option<Arc<WebhookServer>> {
+        self.inner.webhook.clone()
+    }
+
+    /// The health-probe server's address, once `start` has bound it.
+    pub fn health_probe_address(&self) -> Option<SocketAddr> {
+        self.inner.addresses.lock().health_probes
+    }
+
+    /// The metrics server's address, once `start` has bound it.
+    pub fn metrics_address(&self) -> Option<SocketAddr> {
+        self.inner.addresses.lock().metrics
+    }
+
+    /// Whether the caches have synced since `start`.
+    pub fn caches_synced(&self) -> bool {
+        self.inner.caches_synced.load(Ordering::SeqCst)
+    }
+}
+
+impl ControllerHost for Manager {
+    fn cache(&self) -> Cache {
+        Manager::cache(self)
+    }
+
+    fn client(&self) -> Client {
+        Manager::client(self)
+    }
+
+    fn scheme(&self) -> Arc<Scheme> {
+        Manager::scheme(self)
+    }
+
+    fn add(&self, runnable: Arc<dyn Runnable>) -> Result<(), BoxError> {
+        Manager::add(self, runnable).map_err(BoxError::from)
+    }
+}
+
+/// Builds a [`Manager`]: `Manager::builder(config).options(options).build().await`.
+#[derive(Debug)]
+pub struct ManagerBuilder {
+    config: kube_client::Config,
+    options: Options,
+}
+
+impl ManagerBuilder {
+    /// Sets the options.
+    pub fn options(mut self, options: Options) -> Self {
+        self.options = options;
+        self
+    }
+
+    /// Builds the client, the cache and the manager. Nothing runs until
+    /// [`Manager::start`].
+    pub async fn build(self) -> Result<Manager, Error> {
+        let ManagerBuilder { config, options } = self;
+        if let Some(le) = &options.leader_election {
+            if le.id.is_empty() {
+                return Err(Error::MissingLeaderElectionId);
+            }
+            le.config.validate().map_err(Error::LeaderElection)?;
+            if le.namespace.is_none() && crate::config::in_cluster_namespace().is_none() {
+                return Err(Error::MissingLeaderElectionNamespace);
+            }
+        }
+        let webhook = match &options.webhook {
+            Some(webhook_options) => Some(Arc::new(
+                WebhookServer::bind(webhook_options.clone())
+                    .await
+                    .map_err(|source| Error::Server {
+                        server: "webhook",
+                        source: source.into(),
+                    })?,
+            )),
+            None => None,
+        };
+        let kube = kube_client::Client::try_from(config.clone()).map_err(Error::Client)?;
+        let scheme = options
+            .scheme
+            .clone()
+            .unwrap_or_else(|| Arc::new(Scheme::with_builtins()));
+        let cache = Cache::new(kube.clone(), options.cache.clone());
+        let client = Client::builder(kube.clone())
+            .scheme(scheme.clone())
+            .cache(cache.clone())
+            .options(options.client.clone())
+            .build();
+        Ok(Manager {
+            inner: Arc::new(Inner {
+                config,
+                kube,
+                scheme,
+                cache,
+                client,
+                options,
+                state: Mutex::new(State {
+                    started: false,
+                    others: Group::new("others"),
+                    leader: Group::new("leader-election"),
+                }),
+                elected: CancellationToken::new(),
+                caches_synced: Arc::new(AtomicBool::new(false)),
+                probes: HealthProbes::new(),
+                addresses: Mutex::new(Addresses::default()),
+                webhook,
+            }),
+        })
+    }
+}

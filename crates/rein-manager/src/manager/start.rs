@@ -1,0 +1,276 @@
+//! `Manager::start`: the start order, the leader-election hand-off and the stop procedure.
+
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
+use std::time::Duration;
+
+use rein_controller::Runnable;
+use tokio::sync::mpsc;
+use tokio::task::JoinHandle;
+use tokio::time::Instant;
+use tokio_util::sync::CancellationToken;
+
+use super::group::{self, ErrorSender, Group, Stopped};
+use super::{Error, Manager, leader_metrics};
+use crate::healthz::{HealthProbeServer, synced_check};
+use crate::leaderelection::{LeaderCallbacks, LeaderElector, LeaseLock, default_identity};
+use crate::metrics::MetricsServer;
+
+/// What the elector's callbacks tell the manager.
+enum LeaderEvent {
+    Started(CancellationToken),
+    Stopped,
+}
+
+/// The manager's own runnables and tasks, stopped after the user's groups.
+struct Internal {
+    servers: Group,
+    webhooks: Group,
+    caches: Group,
+    elector: Option<(CancellationToken, JoinHandle<()>)>,
+}
+
+impl Manager {
+    /// Runs everything until `stop` is cancelled, a runnable fails, or leadership is lost.
+    ///
+    /// Order: the cache; the servers (health probes, metrics) and the webhook server;
+    /// waiting for the caches to sync; the runnables that need no leader election; then — at once, or after winning the
+    /// election — the leader-only runnables. Stopping is the reverse and graceful: each group
+    /// gets the rest of `graceful_shutdown_timeout`; stragglers are aborted. Order of stopping:
+    /// others, leader-only, caches, webhooks, servers, then the elector (which releases the
+    /// lease if configured to). Losing leadership
+    /// stops without grace and returns [`Error::LeaderElectionLost`]: exit the process then.
+    pub async fn start(&self, stop: CancellationToken) -> Result<(), Error> {
+        {
+            let mut state = self.inner.state.lock();
+            if state.started {
+                return Err(Error::AlreadyStarted);
+            }
+            state.started = true;
+        }
+        let (errors, mut error_rx) = mpsc::unbounded_channel();
+        let mut internal = Internal {
+            servers: Group::new("servers"),
+            webhooks: Group::new("webhooks"),
+            caches: Group::new("caches"),
+            elector: None,
+        };
+        let outcome = self.run(&stop, &errors, &mut error_rx, &mut internal).await;
+        let lost = matches!(outcome, Err(Error::LeaderElectionLost));
+        let timeout = if lost {
+            Some(Duration::ZERO)
+        } else {
+            self.inner.options.graceful_shutdown_timeout
+        };
+        let stopped = self.stop_procedure(internal, timeout).await;
+        while let Ok(err) = error_rx.try_recv() {
+            tracing::debug!(error = %err, "runnable error while stopping");
+        }
+        match (outcome, stopped) {
+            (Err(err), Err(stop_err)) => {
+                tracing::error!(error = %stop_err, "stopping the manager after an error");
+                Err(err)
+            }
+            (Err(err), Ok(())) | (Ok(()), Err(err)) => Err(err),
+            (Ok(()), Ok(())) => Ok(()),
+        }
+    }
+
+    async fn run(
+        &self,
+        stop: &CancellationToken,
+        errors: &ErrorSender,
+        error_rx: &mut mpsc::UnboundedReceiver<rein_controller::reconcile::BoxError>,
+        internal: &mut Internal,
+    ) -> Result<(), Error> {
+        // 1. The cache, then the servers and webhooks (probes answer while caches sync).
+        internal.caches.add(Arc::new(CacheRunnable(self.cache())));
+        internal
+            .caches
+            .start(CancellationToken::new(), errors.clone());
+        for server in self.servers().await? {
+            internal.servers.add(server);
+        }
+        internal
+            .servers
+            .start(CancellationToken::new(), errors.clone());
+
+        // 2. Wait for the caches to sync.
+        let cache = self.cache();
+        tokio::select! {
+            _ = stop.cancelled() => return Ok(()),
+            Some(err) = error_rx.recv() => return Err(Error::Runnable(err)),
+            synced = cache.wait_for_cache_sync() => {
+                if !synced {
+                    return Err(Error::CacheSync);
+                }
+            }
+        }
+        self.inner.caches_synced.store(true, Ordering::SeqCst);
+        tracing::debug!("caches synced");
+
+        // 3. Runnables every replica runs.
+        self.inner
+            .state
+            .lock()
+            .others
+            .start(CancellationToken::new(), errors.clone());
+
+        // 4. Leader-only runnables: now, or once elected.
+        let (leader_tx, mut leader_rx) = mpsc::unbounded_channel();
+        match self.elector(leader_tx)? {
+            None => self.start_leader_group(CancellationToken::new(), errors),
+            Some(elector) => {
+                let token = CancellationToken::new();
+                let task = tokio::spawn({
+                    let token = token.clone();
+                    async move { elector.run(token).await }
+                });
+                internal.elector = Some((token, task));
+            }
+        }
+
+        // 5. Until stopped, failed or deposed.
+        loop {
+            tokio::select! {
+                _ = stop.cancelled() => return Ok(()),
+                Some(err) = error_rx.recv() => return Err(Error::Runnable(err)),
+                Some(event) = leader_rx.recv() => match event {
+                    // Leader-only work stops the moment the elector's token fires.
+                    LeaderEvent::Started(token) => self.start_leader_group(token.child_token(), errors),
+                    LeaderEvent::Stopped => return Err(Error::LeaderElectionLost),
+                },
+            }
+        }
+    }
+
+    fn start_leader_group(&self, token: CancellationToken, errors: &ErrorSender) {
+        self.inner.state.lock().leader.start(token, errors.clone());
+        self.inner.elected.cancel();
+    }
+
+    fn elector(
+        &self,
+        events: mpsc::UnboundedSender<LeaderEvent>,
+    ) -> Result<Option<LeaderElector>, Error> {
+        let Some(le) = &self.inner.options.leader_election else {
+            return Ok(None);
+        };
+        let namespace = match &le.namespace {
+            Some(ns) => ns.clone(),
+            None => crate::config::in_cluster_namespace()
+                .ok_or(Error::MissingLeaderElectionNamespace)?,
+        };
+        let identity = le.identity.clone().unwrap_or_else(default_identity);
+        let lock = LeaseLock::new(self.kube_client(), namespace, &le.id, identity)
+            .with_labels(le.labels.clone());
+        let mut config = le.config.clone();
+        if config.name.is_empty() {
+            config.name = le.id.clone();
+        }
+        let started = events.clone();
+        let (started_name, stopped_name) = (config.name.clone(), config.name.clone());
+        let callbacks = LeaderCallbacks::new(
+            move |token: CancellationToken| {
+                leader_metrics::set_leading(&started_name, true);
+                let name = started_name.clone();
+                let watched = token.clone();
+                tokio::spawn(async move {
+                    watched.cancelled().await;
+                    leader_metrics::set_leading(&name, false);
+                });
+                let _ = started.send(LeaderEvent::Started(token));
+            },
+            move || {
+                leader_metrics::set_leading(&stopped_name, false);
+                let _ = events.send(LeaderEvent::Stopped);
+            },
+        );
+        LeaderElector::new(config, lock, callbacks)
+            .map(Some)
+            .map_err(Error::LeaderElection)
+    }
+
+    /// The reverse of the start order, within one shared deadline.
+    async fn stop_procedure(
+        &self,
+        mut internal: Internal,
+        timeout: Option<Duration>,
+    ) -> Result<(), Error> {
+        let deadline = timeout.map(|t| Instant::now() + t);
+        let (others, leader) = {
+            let mut state = self.inner.state.lock();
+            (state.others.begin_stop(), state.leader.begin_stop())
+        };
+        let mut outcome = Stopped::InTime;
+        for tasks in [
+            others,
+            leader,
+            internal.caches.begin_stop(),
+            internal.webhooks.begin_stop(),
+            internal.servers.begin_stop(),
+        ] {
+            if group::wait_for(tasks, deadline).await == Stopped::TimedOut {
+                outcome = Stopped::TimedOut;
+            }
+        }
+        // Only now give the lease up (release on cancel): leader-only work has stopped.
+        if let Some((token, task)) = internal.elector.take() {
+            token.cancel();
+            let _ = task.await;
+        }
+        match (outcome, timeout) {
+            (Stopped::TimedOut, Some(t)) if !t.is_zero() => Err(Error::GracePeriodExceeded(t)),
+            _ => Ok(()),
+        }
+    }
+
+    /// Binds the servers the options enable (bind errors surface here).
+    async fn servers(&self) -> Result<Vec<Arc<dyn Runnable>>, Error> {
+        let options = &self.inner.options;
+        let mut servers: Vec<Arc<dyn Runnable>> = Vec::new();
+        if let Some(probe_options) = &options.health_probes {
+            let synced = self.inner.caches_synced.clone();
+            let check = synced_check("informer caches", move || synced.load(Ordering::SeqCst));
+            if let Err(err) = self.inner.probes.add_readyz_check("cache-sync", check) {
+                tracing::debug!(error = %err, "not adding the cache-sync readiness check");
+            }
+            let server = HealthProbeServer::bind(probe_options.clone(), self.inner.probes.clone())
+                .await
+                .map_err(|source| Error::Server {
+                    server: "health probe",
+                    source: source.into(),
+                })?;
+            self.inner.addresses.lock().health_probes = Some(server.local_addr());
+            servers.push(Arc::new(server));
+        }
+        if let Some(metrics_options) = &options.metrics {
+            let server = MetricsServer::bind(metrics_options.clone())
+                .await
+                .map_err(|source| Error::Server {
+                    server: "metrics",
+                    source: source.into(),
+                })?;
+            self.inner.addresses.lock().metrics = Some(server.local_addr());
+            servers.push(Arc::new(server));
+        }
+        Ok(servers)
+    }
+}
+
+/// The shared cache as a runnable of the manager's cache group.
+struct CacheRunnable(rein_client::cache::Cache);
+
+#[async_trait::async_trait]
+impl Runnable for CacheRunnable {
+    async fn start(
+        &self,
+        stop: CancellationToken,
+    ) -> Result<(), rein_controller::reconcile::BoxError> {
+        self.0.start(stop).await.map_err(Into::into)
+    }
+
+    fn needs_leader_election(&self) -> bool {
+        false
+    }
+}

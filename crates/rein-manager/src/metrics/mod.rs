@@ -1,0 +1,23 @@
+//! The metrics server (controller-runtime's `pkg/metrics/server`) and a Prometheus-backed
+//! work-queue metrics provider.
+//!
+//! [`MetricsServer`] serves `/metrics` in the Prometheus/OpenMetrics text format, encoding the
+//! process-wide registry ([`rein_client::metrics::registry()`], where rein's controller,
+//! work-queue and client metrics live) followed by any registries the user adds. It binds to
+//! loopback by default and is a rein-controller `Runnable` that does not need leader election.
+//!
+//! [`WorkqueueMetrics`] implements [`rein_workqueue::MetricsProvider`] with client-go's
+//! `workqueue_*` names for queues used outside controllers (controllers' own queues already
+//! report under these names, labelled with the controller, in the process-wide registry).
+
+mod encode;
+mod error;
+mod server;
+#[cfg(test)]
+mod tests;
+mod workqueue;
+
+pub use encode::{SharedRegistry, encode};
+pub use error::Error;
+pub use server::{MetricsServer, MetricsServerOptions};
+pub use workqueue::WorkqueueMetrics;

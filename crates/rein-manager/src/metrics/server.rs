@@ -1,0 +1,136 @@
+//! The `/metrics` HTTP server.
+
+use std::fmt;
+use std::net::{Ipv4Addr, SocketAddr};
+use std::sync::Arc;
+
+use async_trait::async_trait;
+use hyper::StatusCode;
+use parking_lot::Mutex;
+use tokio::net::TcpListener;
+use tokio_util::sync::CancellationToken;
+
+use super::encode::{SharedRegistry, encode};
+use super::error::Error;
+use crate::healthz::http::{self, Handler};
+
+/// The OpenMetrics content type prometheus-client's text encoder produces.
+const CONTENT_TYPE: &str = "application/openmetrics-text; version=1.0.0; charset=utf-8";
+
+/// Where the metrics server listens and what it serves besides the process-wide registry.
+#[derive(Clone)]
+pub struct MetricsServerOptions {
+    /// The address to bind; loopback port 8080 by default (port 0 picks a free port).
+    pub bind_address: SocketAddr,
+    /// The path metrics are served at, `/metrics` by default.
+    pub path: String,
+    /// The user's own registries, encoded after the process-wide one.
+    pub extra_registries: Vec<SharedRegistry>,
+}
+
+impl fmt::Debug for MetricsServerOptions {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("MetricsServerOptions")
+            .field("bind_address", &self.bind_address)
+            .field("path", &self.path)
+            .field("extra_registries", &self.extra_registries.len())
+            .finish()
+    }
+}
+
+impl Default for MetricsServerOptions {
+    fn default() -> Self {
+        Self {
+            bind_address: SocketAddr::from((Ipv4Addr::LOCALHOST, 8080)),
+            path: "/metrics".to_owned(),
+            extra_registries: Vec::new(),
+        }
+    }
+}
+
+impl MetricsServerOptions {
+    /// Adds a user registry to serve after the process-wide one.
+    pub fn registry(mut self, registry: SharedRegistry) -> Self {
+        self.extra_registries.push(registry);
+        self
+    }
+}
+
+/// The metrics HTTP server. [`bind`](Self::bind) opens the socket at once;
+/// [`run`](Self::run) serves until the stop token fires.
+pub struct MetricsServer {
+    options: MetricsServerOptions,
+    local_addr: SocketAddr,
+    listener: Mutex<Option<TcpListener>>,
+}
+
+impl fmt::Debug for MetricsServer {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("MetricsServer")
+            .field("local_addr", &self.local_addr)
+            .field("options", &self.options)
+            .finish_non_exhaustive()
+    }
+}
+
+impl MetricsServer {
+    /// Binds `options.bind_address`.
+    pub async fn bind(options: MetricsServerOptions) -> Result<Self, Error> {
+        let addr = options.bind_address;
+        let listener = TcpListener::bind(addr)
+            .await
+            .map_err(|source| Error::Bind { addr, source })?;
+        let local_addr = listener
+            .local_addr()
+            .map_err(|source| Error::Bind { addr, source })?;
+        Ok(Self {
+            options,
+            local_addr,
+            listener: Mutex::new(Some(listener)),
+        })
+    }
+
+    /// The address actually bound (useful with port 0).
+    pub fn local_addr(&self) -> SocketAddr {
+        self.local_addr
+    }
+
+    /// Serves until `stop` fires, then finishes in-flight scrapes.
+    pub async fn run(&self, stop: CancellationToken) -> Result<(), Error> {
+        let listener = self.listener.lock().take().ok_or(Error::AlreadyRunning)?;
+        tracing::info!(addr = %self.local_addr, "serving metrics");
+        http::serve_plain(listener, self.handler(), stop).await;
+        Ok(())
+    }
+
+    fn handler(&self) -> Handler {
+        let path = self.options.path.clone();
+        let extra = Arc::new(self.options.extra_registries.clone());
+        Arc::new(move |req| {
+            let response = if req.uri().path() != path {
+                http::text(StatusCode::NOT_FOUND, "404 page not found\n")
+            } else if req.method() != hyper::Method::GET && req.method() != hyper::Method::HEAD {
+                http::text(StatusCode::METHOD_NOT_ALLOWED, "only GET is supported\n")
+            } else {
+                let mut resp = http::text(StatusCode::OK, encode(&extra));
+                resp.headers_mut().insert(
+                    ::http::header::CONTENT_TYPE,
+                    ::http::HeaderValue::from_static(CONTENT_TYPE),
+                );
+                resp
+            };
+            Box::pin(std::future::ready(response))
+        })
+    }
+}
+
+#[async_trait]
+impl rein_controller::Runnable for MetricsServer {
+    async fn start(&self, stop: CancellationToken) -> Result<(), rein_controller::BoxError> {
+        self.run(stop).await.map_err(Into::into)
+    }
+
+    fn needs_leader_election(&self) -> bool {
+        false
+    }
+}

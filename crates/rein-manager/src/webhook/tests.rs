@@ -1,0 +1,1 @@
+//! Unit tests of the typed webhooks, decoded without a server.

@@ -1,0 +1,498 @@
+//! The Manager against rein-testenv: start order, cache-sync gating, graceful stop, failing
+//! runnables, and leader election between two managers.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::time::Duration;
+
+use k8s_openapi::api::core::v1::Pod;
+use kube_client::Api;
+use kube_client::api::PostParams;
+use parking_lot::Mutex;
+use rein_controller::reconcile::BoxError;
+use rein_manager::leaderelection::LeaderElectionConfig;
+use rein_manager::{Error, LeaderElectionOptions, Manager, Options, RunnableFn};
+use rein_testenv::TestEnv;
+use tokio_util::sync::CancellationToken;
+
+async fn wait_for(what: &str, mut condition: impl FnMut() -> bool) {
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(20);
+    while !condition() {
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "timed out waiting for {what}"
+        );
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+}
+
+async fn manager(env: &TestEnv, options: Options) -> Manager {
+    Manager::builder(env.config())
+        .options(options)
+        .build()
+        .await
+        .expect("manager builds")
+}
+
+fn spawn_start(
+    mgr: &Manager,
+) -> (
+    CancellationToken,
+    tokio::task::JoinHandle<Result<(), Error>>,
+) {
+    let stop = CancellationToken::new();
+    let task = tokio::spawn({
+        let (mgr, stop) = (mgr.clone(), stop.clone());
+        async move { mgr.start(stop).await }
+    });
+    (stop, task)
+}
+
+fn pod(name: &str) -> Pod {
+    serde_json::from_value(serde_json::json!({
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": { "name": name, "namespace": "default" },
+        "spec": { "containers": [{ "name": "c", "image": "nginx" }] }
+    }))
+    .unwrap()
+}
+
+#[tokio::test]
+async fn runnables_start_after_caches_sync_and_leader_ones_last() {
+    let env = TestEnv::start().await.unwrap();
+    Api::<Pod>::namespaced(env.client(), "default")
+        .create(&PostParams::default(), &pod("gateway"))
+        .await
+        .unwrap();
+    let mgr = manager(&env, Options::default()).await;
+    // An informer that exists before start must have synced before any runnable runs.
+    mgr.cache().informer_for::<Pod>().await.unwrap();
+
+    let log = Arc::new(Mutex::new(Vec::<String>::new()));
+    for (name, leader) in [("leader", true), ("other", false)] {
+        let (log, mgr2) = (log.clone(), mgr.clone());
+        let runnable = RunnableFn::new(move |stop: CancellationToken| {
+            let (log, mgr) = (log.clone(), mgr2.clone());
+            async move {
+                log.lock()
+                    .push(format!("{name} synced={}", mgr.caches_synced()));
+                // The Pod is already in the synced cache.
+                let key = rein_client::ObjectKey::new("default", "gateway");
+                let cached = mgr.cache().get::<Pod>(&key).await.is_ok();
+                log.lock().push(format!("{name} cached={cached}"));
+                stop.cancelled().await;
+                Ok(())
+            }
+        });
+        let runnable = if leader {
+            runnable
+        } else {
+            runnable.without_leader_election()
+        };
+        mgr.add(Arc::new(runnable)).unwrap();
+    }
+
+    let (stop, task) = spawn_start(&mgr);
+    wait_for("both runnables", || log.lock().len() >= 4).await;
+    mgr.elected().await;
+    let lines = log.lock().clone();
+    let started: Vec<_> = lines.iter().filter(|l| l.contains("synced")).collect();
+    assert_eq!(started, ["other synced=true", "leader synced=true"]);
+    assert!(lines.contains(&"other cached=true".to_owned()), "{lines:?}");
+    assert!(
+        lines.contains(&"leader cached=true".to_owned()),
+        "{lines:?}"
+    );
+    // A runnable added while running starts at once.
+    let late = Arc::new(AtomicBool::new(false));
+    let flag = late.clone();
+    mgr.add(Arc::new(RunnableFn::new(move |stop: CancellationToken| {
+        let flag = flag.clone();
+        async move {
+            flag.store(true, Ordering::SeqCst);
+            stop.cancelled().await;
+            Ok(())
+        }
+    })))
+    .unwrap();
+    wait_for("the late runnable", || late.load(Ordering::SeqCst)).await;
+
+    stop.cancel();
+    task.await.unwrap().unwrap();
+    assert!(matches!(
+        mgr.add(Arc::new(RunnableFn::new(|_| async { Ok(()) }))),
+        Err(Error::Stopping)
+    ));
+    assert!(matches!(
+        mgr.start(CancellationToken::new()).await,
+        Err(Error::AlreadyStarted)
+    ));
+}
+
+/// A runnable that, once stopped, needs `linger` to finish its current work.
+fn slow_worker(
+    linger: Duration,
+    finished: &Arc<AtomicBool>,
+    running: &Arc<AtomicBool>,
+) -> RunnableFn {
+    let (finished, running) = (finished.clone(), running.clone());
+    RunnableFn::new(move |stop: CancellationToken| {
+        let (finished, running) = (finished.clone(), running.clone());
+        async move {
+            running.store(true, Ordering::SeqCst);
+            stop.cancelled().await;
+            tokio::time::sleep(linger).await;
+            finished.store(true, Ordering::SeqCst);
+            Ok(())
+        }
+    })
+}
+
+#[tokio::test]
+async fn graceful_stop_waits_for_in_flight_work() {
+    let env = TestEnv::start().await.unwrap();
+    let mgr = manager(&env, Options::default()).await;
+    let (finished, running) = (
+        Arc::new(AtomicBool::new(false)),
+        Arc::new(AtomicBool::new(false)),
+    );
+    mgr.add(Arc::new(slow_worker(
+        Duration::from_millis(300),
+        &finished,
+        &running,
+    )))
+    .unwrap();
+    let (stop, task) = spawn_start(&mgr);
+    wait_for("the worker", || running.load(Ordering::SeqCst)).await;
+    stop.cancel();
+    task.await.unwrap().unwrap();
+    assert!(
+        finished.load(Ordering::SeqCst),
+        "start returned before the work finished"
+    );
+}
+
+#[tokio::test]
+async fn work_outliving_the_grace_period_is_an_error() {
+    let env = TestEnv::start().await.unwrap();
+    let grace = Duration::from_millis(200);
+    let mgr = manager(
+        &env,
+        Options::default().graceful_shutdown_timeout(Some(grace)),
+    )
+    .await;
+    let (finished, running) = (
+        Arc::new(AtomicBool::new(false)),
+        Arc::new(AtomicBool::new(false)),
+    );
+    mgr.add(Arc::new(slow_worker(
+        Duration::from_secs(600),
+        &finished,
+        &running,
+    )))
+    .unwrap();
+    let (stop, task) = spawn_start(&mgr);
+    wait_for("the worker", || running.load(Ordering::SeqCst)).await;
+    stop.cancel();
+    let err = task.await.unwrap().unwrap_err();
+    assert!(
+        matches!(err, Error::GracePeriodExceeded(d) if d == grace),
+        "{err:?}"
+    );
+    assert!(!finished.load(Ordering::SeqCst));
+}
+
+#[tokio::test]
+async fn a_failing_runnable_stops_the_manager_with_its_error() {
+    let env = TestEnv::start().await.unwrap();
+    let mgr = manager(&env, Options::default()).await;
+    let (finished, running) = (
+        Arc::new(AtomicBool::new(false)),
+        Arc::new(AtomicBool::new(false)),
+    );
+    mgr.add(Arc::new(slow_worker(Duration::ZERO, &finished, &running)))
+        .unwrap();
+    mgr.add(Arc::new(RunnableFn::new(|_stop| async {
+        Err::<(), BoxError>("boom".into())
+    })))
+    .unwrap();
+    let (_stop, task) = spawn_start(&mgr);
+    let err = task.await.unwrap().unwrap_err();
+    let Error::Runnable(source) = &err else {
+        panic!("expected a runnable error, got {err:?}");
+    };
+    assert_eq!(source.to_string(), "boom");
+    assert!(
+        finished.load(Ordering::SeqCst),
+        "the other runnables were stopped"
+    );
+}
+
+/// Leader-only work that counts how many managers run it at once.
+#[derive(Default, Clone)]
+struct Leaders {
+    active: Arc<AtomicUsize>,
+    max: Arc<AtomicUsize>,
+    log: Arc<Mutex<Vec<String>>>,
+}
+
+impl Leaders {
+    fn runnable(&self, who: &'static str) -> RunnableFn {
+        let this = self.clone();
+        RunnableFn::new(move |stop: CancellationToken| {
+            let this = this.clone();
+            async move {
+                let now = this.active.fetch_add(1, Ordering::SeqCst) + 1;
+                this.max.fetch_max(now, Ordering::SeqCst);
+                this.log.lock().push(format!("{who} started"));
+                stop.cancelled().await;
+                this.log.lock().push(format!("{who} stopped"));
+                this.active.fetch_sub(1, Ordering::SeqCst);
+                Ok(())
+            }
+        })
+    }
+
+    fn has(&self, line: &str) -> bool {
+        self.log.lock().iter().any(|l| l == line)
+    }
+}
+
+fn elected_options(identity: &str) -> Options {
+    Options::default().leader_election(
+        LeaderElectionOptions::new("rein-manager-test")
+            .namespace("default")
+            .identity(identity)
+            .config(LeaderElectionConfig {
+                lease_duration: Duration::from_secs(3),
+                renew_deadline: Duration::from_secs(1),
+                retry_period: Duration::from_millis(200),
+                ..LeaderElectionConfig::default()
+            }),
+    )
+}
+
+#[tokio::test]
+async fn two_managers_one_leader_and_a_takeover() {
+    let env = TestEnv::start().await.unwrap();
+    let leaders = Leaders::default();
+    let a = manager(&env, elected_options("a")).await;
+    a.add(Arc::new(leaders.runnable("a"))).unwrap();
+    let (stop_a, task_a) = spawn_start(&a);
+    wait_for("a to lead", || leaders.has("a started")).await;
+
+    let b = manager(&env, elected_options("b")).await;
+    b.add(Arc::new(leaders.runnable("b"))).unwrap();
+    let (stop_b, task_b) = spawn_start(&b);
+    // b is up (its caches synced) but must not run leader-only work while a leads.
+    wait_for("b to be running", || b.caches_synced()).await;
+    let gets = env
+        .requests()
+        .iter()
+        .filter(|r| r.method == "GET" && r.path.ends_with("/leases/rein-manager-test"))
+        .count();
+    wait_for("b to retry a few times", || {
+        env.requests()
+            .iter()
+            .filter(|r| r.method == "GET" && r.path.ends_with("/leases/rein-manager-test"))
+            .count()
+            >= gets + 3
+    })
+    .await;
+    assert!(!leaders.has("b started"));
+
+    stop_a.cancel();
+    task_a.await.unwrap().unwrap();
+    wait_for("b to take over", || leaders.has("b started")).await;
+    assert_eq!(leaders.max.load(Ordering::SeqCst), 1);
+    stop_b.cancel();
+    task_b.await.unwrap().unwrap();
+}
+
+#[tokio::test]
+async fn a_manager_cut_off_from_the_server_stops_leading_before_its_lease_expires() {
+    let env = TestEnv::start().await.unwrap();
+    let leaders = Leaders::default();
+    let a = manager(&env, elected_options("a")).await;
+    a.add(Arc::new(leaders.runnable("a"))).unwrap();
+    let (_stop_a, task_a) = spawn_start(&a);
+    wait_for("a to lead", || leaders.has("a started")).await;
+    let b = manager(&env, elected_options("b")).await;
+    b.add(Arc::new(leaders.runnable("b"))).unwrap();
+    let (stop_b, task_b) = spawn_start(&b);
+    wait_for("b to be running", || b.caches_synced()).await;
+
+    env.faults().pause();
+    // a cannot renew: its leader work stops and its manager fails, while b cannot act yet.
+    wait_for("a to stop leading", || leaders.has("a stopped")).await;
+    let err = task_a.await.unwrap().unwrap_err();
+    assert!(matches!(err, Error::LeaderElectionLost), "{err:?}");
+    assert!(!leaders.has("b started"));
+
+    env.faults().resume();
+    wait_for("b to take over", || leaders.has("b started")).await;
+    assert_eq!(leaders.max.load(Ordering::SeqCst), 1);
+    let log = leaders.log.lock().clone();
+    let a_stopped = log.iter().position(|l| l == "a stopped").unwrap();
+    let b_started = log.iter().position(|l| l == "b started").unwrap();
+    assert!(a_stopped < b_started, "{log:?}");
+    stop_b.cancel();
+    task_b.await.unwrap().unwrap();
+}
+
+/// A plain HTTP/1.1 GET: the status code and the body.
+async fn http_get(addr: std::net::SocketAddr, path: &str) -> (u16, String) {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let mut stream = tokio::net::TcpStream::connect(addr).await.unwrap();
+    let request = format!("GET {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n");
+    stream.write_all(request.as_bytes()).await.unwrap();
+    let mut response = String::new();
+    stream.read_to_string(&mut response).await.unwrap();
+    let status = response
+        .split_whitespace()
+        .nth(1)
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(0);
+    let body = response
+        .split_once("\r\n\r\n")
+        .map(|(_, b)| b.to_owned())
+        .unwrap_or_default();
+    (status, body)
+}
+
+#[tokio::test]
+async fn readyz_fails_until_the_caches_sync() {
+    let env = TestEnv::start().await.unwrap();
+    let loopback: std::net::SocketAddr = "127.0.0.1:0".parse().unwrap();
+    let mgr = manager(&env, Options::default().health_probe_bind_address(loopback)).await;
+    mgr.add_healthz_check("ping", rein_manager::healthz::ping())
+        .unwrap();
+    // With the API server paused, the Pod informer cannot list, so the caches cannot sync.
+    mgr.cache().informer_for::<Pod>().await.unwrap();
+    env.faults().pause();
+    let (stop, task) = spawn_start(&mgr);
+    wait_for("the probe server", || mgr.health_probe_address().is_some()).await;
+    let addr = mgr.health_probe_address().unwrap();
+
+    let (status, body) = http_get(addr, "/readyz?verbose").await;
+    assert_eq!(status, 500, "{body}");
+    assert!(body.contains("[-]cache-sync failed"), "{body}");
+    assert_eq!(http_get(addr, "/healthz").await.0, 200);
+
+    env.faults().resume();
+    wait_for("the caches to sync", || mgr.caches_synced()).await;
+    let (status, body) = http_get(addr, "/readyz?verbose").await;
+    assert_eq!(status, 200, "{body}");
+    assert!(body.contains("[+]cache-sync ok"), "{body}");
+    stop.cancel();
+    task.await.unwrap().unwrap();
+}
+
+#[tokio::test]
+async fn metrics_show_the_leader_election_status() {
+    let env = TestEnv::start().await.unwrap();
+    let loopback: std::net::SocketAddr = "127.0.0.1:0".parse().unwrap();
+    let mut options = elected_options("metrics-a").metrics_bind_address(loopback);
+    if let Some(le) = options.leader_election.as_mut() {
+        le.id = "rein-manager-metrics".into();
+    }
+    let mgr = manager(&env, options).await;
+    let (stop, task) = spawn_start(&mgr);
+    mgr.elected().await;
+    let addr = mgr.metrics_address().unwrap();
+    let (status, body) = http_get(addr, "/metrics").await;
+    assert_eq!(status, 200);
+    assert!(
+        body.contains(r#"leader_election_master_status{name="rein-manager-metrics"} 1"#),
+        "{body}"
+    );
+    stop.cancel();
+    task.await.unwrap().unwrap();
+}
+
+/// A reconciler that takes a while: `started` when it begins, `finished` when it is done.
+struct SlowReconciler {
+    started: Arc<AtomicBool>,
+    finished: Arc<AtomicBool>,
+}
+
+#[async_trait::async_trait]
+impl rein_controller::Reconciler for SlowReconciler {
+    type Error = BoxError;
+
+    async fn reconcile(
+        &self,
+        _ctx: rein_controller::Context,
+        _req: rein_controller::Request,
+    ) -> Result<rein_controller::Action, BoxError> {
+        self.started.store(true, Ordering::SeqCst);
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        self.finished.store(true, Ordering::SeqCst);
+        Ok(rein_controller::Action::done())
+    }
+}
+
+#[tokio::test]
+async fn graceful_stop_lets_a_running_reconcile_finish() {
+    let env = TestEnv::start().await.unwrap();
+    let mgr = manager(&env, Options::default()).await;
+    let (started, finished) = (
+        Arc::new(AtomicBool::new(false)),
+        Arc::new(AtomicBool::new(false)),
+    );
+    let controller = rein_controller::Controller::new(
+        "manager-test-slow",
+        SlowReconciler {
+            started: started.clone(),
+            finished: finished.clone(),
+        },
+        rein_controller::ControllerOptions::default(),
+    )
+    .unwrap();
+    mgr.add(Arc::new(controller.clone())).unwrap();
+    let (stop, task) = spawn_start(&mgr);
+    mgr.elected().await;
+    controller
+        .queue()
+        .add(rein_controller::Request::new("default", "slow"));
+    wait_for("the reconcile to begin", || started.load(Ordering::SeqCst)).await;
+    stop.cancel();
+    task.await.unwrap().unwrap();
+    assert!(
+        finished.load(Ordering::SeqCst),
+        "the manager returned before the running reconcile finished"
+    );
+}
+
+#[tokio::test]
+async fn release_on_cancel_hands_over_after_leader_work_stopped() {
+    let env = TestEnv::start().await.unwrap();
+    let leaders = Leaders::default();
+    // A 60 s lease: b can only take over within the test's wait because a released it.
+    let releasing = |identity: &str| {
+        let mut options = elected_options(identity);
+        if let Some(le) = options.leader_election.as_mut() {
+            le.id = "rein-manager-release".into();
+            le.config.lease_duration = Duration::from_secs(60);
+            le.config.release_on_cancel = true;
+        }
+        options
+    };
+    let a = manager(&env, releasing("a")).await;
+    a.add(Arc::new(leaders.runnable("a"))).unwrap();
+    let (stop_a, task_a) = spawn_start(&a);
+    wait_for("a to lead", || leaders.has("a started")).await;
+    let b = manager(&env, releasing("b")).await;
+    b.add(Arc::new(leaders.runnable("b"))).unwrap();
+    let (stop_b, task_b) = spawn_start(&b);
+    wait_for("b to be running", || b.caches_synced()).await;
+
+    stop_a.cancel();
+    task_a.await.unwrap().unwrap();
+    wait_for("b to take over", || leaders.has("b started")).await;
+    let log = leaders.log.lock().clone();
+    assert_eq!(log, ["a started", "a stopped", "b started"]);
+    stop_b.cancel();
+    task_b.await.unwrap().unwrap();
+}

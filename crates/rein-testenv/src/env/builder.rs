@@ -1,0 +1,194 @@
+//! [`TestEnvBuilder`]: server options and start-up.
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::Duration;
+
+use base64::Engine as _;
+use base64::engine::general_purpose::STANDARD;
+use kube_client::config::Kubeconfig;
+use parking_lot::Mutex;
+use serde_json::json;
+use tokio_util::sync::CancellationToken;
+
+use super::{TestEnv, config_for};
+use crate::Error;
+use crate::faults::Faults;
+use crate::ops::{self, Target, WriteOpts};
+use crate::resources::Catalogue;
+use crate::server::{self, State};
+use crate::store::Store;
+
+/// How many change events the server keeps for watch resumption by default.
+pub const DEFAULT_WATCH_HISTORY: usize = 100_000;
+
+/// Options for [`TestEnv`]; start with [`TestEnv::builder`].
+#[derive(Debug, Clone)]
+pub struct TestEnvBuilder {
+    tls: bool,
+    token: Option<String>,
+    watch_history: usize,
+    listen: SocketAddr,
+    bookmark_interval: Duration,
+}
+
+impl Default for TestEnvBuilder {
+    fn default() -> TestEnvBuilder {
+        TestEnvBuilder {
+            tls: false,
+            token: None,
+            watch_history: DEFAULT_WATCH_HISTORY,
+            listen: SocketAddr::from(([127, 0, 0, 1], 0)),
+            bookmark_interval: Duration::from_secs(1),
+        }
+    }
+}
+
+impl TestEnvBuilder {
+    /// Serve HTTPS with a freshly generated CA (in the kubeconfig and the client's config).
+    pub fn tls(mut self, tls: bool) -> TestEnvBuilder {
+        self.tls = tls;
+        self
+    }
+
+    /// Require `Authorization: Bearer <token>` (401 without it); the client sends it.
+    pub fn token(mut self, token: impl Into<String>) -> TestEnvBuilder {
+        self.token = Some(token.into());
+        self
+    }
+
+    /// Keep this many change events for watch resumption (older versions get 410 Expired).
+    pub fn watch_history(mut self, events: usize) -> TestEnvBuilder {
+        self.watch_history = events;
+        self
+    }
+
+    /// Listen on this address (default `127.0.0.1:0`, an ephemeral port).
+    pub fn listen(mut self, addr: SocketAddr) -> TestEnvBuilder {
+        self.listen = addr;
+        self
+    }
+
+    /// How often watches with `allowWatchBookmarks` get a BOOKMARK (default 1 s).
+    pub fn bookmark_interval(mut self, interval: Duration) -> TestEnvBuilder {
+        self.bookmark_interval = interval;
+        self
+    }
+
+    /// Starts the server on its own runtime thread and builds a client for it.
+    pub async fn start(self) -> Result<TestEnv, Error> {
+        let listener = std::net::TcpListener::bind(self.listen).map_err(|source| Error::Bind {
+            addr: self.listen,
+            source,
+        })?;
+        listener
+            .set_nonblocking(true)
+            .map_err(|source| Error::Bind {
+                addr: self.listen,
+                source,
+            })?;
+        let addr = listener.local_addr().map_err(|source| Error::Bind {
+            addr: self.listen,
+            source,
+        })?;
+        let tls = if self.tls {
+            Some(crate::tls::generate(addr.ip())?)
+        } else {
+            None
+        };
+        let scheme = if tls.is_some() { "https" } else { "http" };
+        let base_url = format!("{scheme}://{addr}");
+
+        let store = Arc::new(Store::new(self.watch_history));
+        let state = Arc::new(State {
+            catalogue: Catalogue::new(),
+            store: store.clone(),
+            faults: Faults::new(store),
+            log: Mutex::new(Vec::new()),
+            token: self.token.clone(),
+            bookmark_interval: self.bookmark_interval,
+            shutdown: CancellationToken::new(),
+            server_address: addr.to_string(),
+        });
+        seed_namespaces(&state);
+
+        let kubeconfig = kubeconfig(
+            &base_url,
+            tls.as_ref().map(|t| t.ca_pem.as_str()),
+            self.token.as_deref(),
+        )?;
+        let acceptor = tls.map(|t| t.acceptor);
+        let thread_state = state.clone();
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .thread_name("rein-apiserver")
+            .enable_all()
+            .build()
+            .map_err(Error::Runtime)?;
+        let thread = std::thread::Builder::new()
+            .name("rein-apiserver".to_string())
+            .spawn(move || {
+                runtime.block_on(async move {
+                    match tokio::net::TcpListener::from_std(listener) {
+                        Ok(listener) => server::serve(listener, acceptor, thread_state).await,
+                        Err(e) => tracing::error!(error = %e, "rein-apiserver could not listen"),
+                    }
+                });
+                runtime.shutdown_timeout(Duration::from_secs(1));
+            })
+            .map_err(Error::Runtime)?;
+
+        let config = config_for(&kubeconfig).await?;
+        let client = kube_client::Client::try_from(config.clone()).map_err(Error::Client)?;
+        Ok(TestEnv {
+            state,
+            base_url,
+            client,
+            config,
+            kubeconfig,
+            thread: Some(thread),
+        })
+    }
+}
+
+/// Creates the namespaces a fresh cluster has.
+fn seed_namespaces(state: &State) {
+    let Some(def) = state.catalogue.lookup("", "v1", "namespaces") else {
+        return;
+    };
+    let target = Target {
+        catalogue: &state.catalogue,
+        def: &def,
+        version: "v1",
+    };
+    let mut txn = state.store.lock();
+    for name in ["default", "kube-system", "kube-public", "kube-node-lease"] {
+        let ns = json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}});
+        let _ = ops::create(&mut txn, target, None, ns, &WriteOpts::default());
+    }
+}
+
+/// A kubeconfig with one cluster, user and context, all named `rein-testenv`.
+fn kubeconfig(
+    server: &str,
+    ca_pem: Option<&str>,
+    token: Option<&str>,
+) -> Result<Kubeconfig, Error> {
+    let mut cluster = json!({"server": server});
+    if let Some(pem) = ca_pem {
+        cluster["certificate-authority-data"] = json!(STANDARD.encode(pem));
+    }
+    let mut user = json!({});
+    if let Some(token) = token {
+        user["token"] = json!(token);
+    }
+    let doc = json!({
+        "apiVersion": "v1",
+        "kind": "Config",
+        "clusters": [{"name": "rein-testenv", "cluster": cluster}],
+        "users": [{"name": "rein-testenv", "user": user}],
+        "contexts": [{"name": "rein-testenv", "context": {"cluster": "rein-testenv", "user": "rein-testenv", "namespace": "default"}}],
+        "current-context": "rein-testenv",
+    });
+    serde_json::from_value(doc).map_err(Error::Kubeconfig)
+}

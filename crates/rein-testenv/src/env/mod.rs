@@ -1,0 +1,160 @@
+//! [`TestEnv`]: starts the server on its own runtime thread and hands out a ready client,
+//! the kubeconfig, the fault-injection handle and the request log.
+
+pub(crate) mod builder;
+
+use std::fmt;
+use std::path::Path;
+use std::sync::Arc;
+
+use kube_client::config::Kubeconfig;
+
+pub use builder::TestEnvBuilder;
+
+use crate::Error;
+use crate::faults::Faults;
+use crate::requests::RequestRecord;
+use crate::server::State;
+
+/// A running in-process Kubernetes API server; shuts down when dropped.
+pub struct TestEnv {
+    pub(crate) state: Arc<State>,
+    pub(crate) base_url: String,
+    pub(crate) client: kube_client::Client,
+    pub(crate) config: kube_client::Config,
+    pub(crate) kubeconfig: Kubeconfig,
+    pub(crate) thread: Option<std::thread::JoinHandle<()>>,
+}
+
+impl fmt::Debug for TestEnv {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("TestEnv")
+            .field("base_url", &self.base_url)
+            .finish_non_exhaustive()
+    }
+}
+
+impl TestEnv {
+    /// Starts a server with default options: plain HTTP on `127.0.0.1:<ephemeral port>`.
+    pub async fn start() -> Result<TestEnv, Error> {
+        TestEnv::builder().start().await
+    }
+
+    /// A builder for TLS, a bearer token, the watch history size or the listen address.
+    pub fn builder() -> TestEnvBuilder {
+        TestEnvBuilder::default()
+    }
+
+    /// A kube-client `Client` for this server, ready to use.
+    pub fn client(&self) -> kube_client::Client {
+        self.client.clone()
+    }
+
+    /// The kube-client `Config` for this server.
+    pub fn config(&self) -> kube_client::Config {
+        self.config.clone()
+    }
+
+    /// A kubeconfig document for this server (context `rein-testenv`).
+    pub fn kubeconfig(&self) -> Kubeconfig {
+        self.kubeconfig.clone()
+    }
+
+    /// Writes [`TestEnv::kubeconfig`] as YAML to `path`, for `kubectl --kubeconfig`.
+    pub fn write_kubeconfig(&self, path: &Path) -> Result<(), Error> {
+        let yaml = serde_yaml::to_string(&self.kubeconfig).map_err(Error::Serialize)?;
+        std::fs::write(path, yaml).map_err(|source| Error::WriteKubeconfig {
+            path: path.to_path_buf(),
+            source,
+        })
+    }
+
+    /// The server's base URL, e.g. `http://127.0.0.1:40123`.
+    pub fn base_url(&self) -> String {
+        self.base_url.clone()
+    }
+
+    /// The fault-injection handle.
+    pub fn faults(&self) -> Faults {
+        self.state.faults.clone()
+    }
+
+    /// Every request answered so far, oldest first.
+    pub fn requests(&self) -> Vec<RequestRecord> {
+        self.state.log.lock().clone()
+    }
+
+    /// Forgets the requests recorded so far.
+    pub fn clear_requests(&self) {
+        self.state.log.lock().clear();
+    }
+
+    /// The latest resourceVersion the server has handed out.
+    pub fn resource_version(&self) -> u64 {
+        self.state.store.current_rv()
+    }
+
+    /// Stops the server and waits for its thread to finish.
+    pub async fn shutdown(mut self) {
+        self.state.shutdown.cancel();
+        if let Some(thread) = self.thread.take() {
+            let _ = tokio::task::spawn_blocking(move || thread.join()).await;
+        }
+    }
+
+    /// Waits until the server is stopped (by [`TestEnv::shutdown`] from a clone of nothing:
+    /// used by the binary, which stops on a signal).
+    pub(crate) fn stop_token(&self) -> tokio_util::sync::CancellationToken {
+        self.state.shutdown.clone()
+    }
+}
+
+impl Drop for TestEnv {
+    fn drop(&mut self) {
+        self.state.shutdown.cancel();
+    }
+}
+
+/// Builds a kube-client `Config` for a kubeconfig document.
+pub(crate) async fn config_for(kubeconfig: &Kubeconfig) -> Result<kube_client::Config, Error> {
+    kube_client::Config::from_custom_kubeconfig(
+        kubeconfig.clone(),
+        &kube_client::config::KubeConfigOptions::default(),
+    )
+    .await
+    .map_err(Error::Config)
+}
+
+/// The binary's entry point lives here so it can use crate internals.
+#[doc(hidden)]
+pub async fn run_until_signal(env: TestEnv) {
+    let stop = env.stop_token();
+    wait_for_signal(&stop).await;
+    env.shutdown().await;
+}
+
+async fn wait_for_signal(stop: &tokio_util::sync::CancellationToken) {
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{SignalKind, signal};
+        let (Ok(mut term), Ok(mut int)) = (
+            signal(SignalKind::terminate()),
+            signal(SignalKind::interrupt()),
+        ) else {
+            stop.cancelled().await;
+            return;
+        };
+        tokio::select! {
+            _ = term.recv() => {}
+            _ = int.recv() => {}
+            () = stop.cancelled() => {}
+        }
+    }
+    #[cfg(not(unix))]
+    {
+        tokio::select! {
+            _ = tokio::signal::ctrl_c() => {}
+            () = stop.cancelled() => {}
+        }
+    }
+}

@@ -1,0 +1,148 @@
+//! Fault injection for testing clients' recovery: close watches, answer with errors, add
+//! latency, compact the watch history, pause and resume the server.
+
+use std::fmt;
+use std::sync::Arc;
+use std::time::Duration;
+
+use parking_lot::Mutex;
+use tokio::sync::watch;
+
+use crate::store::Store;
+
+/// A canned error answer for the next few requests (optionally only those whose path
+/// contains a given string).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Fault {
+    pub(crate) code: u16,
+    pub(crate) remaining: usize,
+    pub(crate) retry_after_secs: Option<u64>,
+    pub(crate) path: Option<String>,
+}
+
+impl Fault {
+    /// Answer the next `n` requests with 500 InternalError.
+    pub fn server_error(n: usize) -> Fault {
+        Fault {
+            code: 500,
+            remaining: n,
+            retry_after_secs: None,
+            path: None,
+        }
+    }
+
+    /// Answer the next `n` requests with 429 TooManyRequests and `Retry-After: secs`.
+    pub fn too_many_requests(n: usize, retry_after_secs: u64) -> Fault {
+        Fault {
+            code: 429,
+            remaining: n,
+            retry_after_secs: Some(retry_after_secs),
+            path: None,
+        }
+    }
+
+    /// Only requests whose path contains `path` (e.g. `/api/v1/pods` or `/pods`) count.
+    pub fn matching(mut self, path: impl Into<String>) -> Fault {
+        self.path = Some(path.into());
+        self
+    }
+}
+
+/// The fault-injection handle of a running server; clones share the server.
+#[derive(Clone)]
+pub struct Faults {
+    pub(crate) inner: Arc<FaultState>,
+}
+
+impl fmt::Debug for Faults {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Faults")
+            .field("injected", &*self.inner.injected.lock())
+            .field("latency", &*self.inner.latency.lock())
+            .field("paused", &*self.inner.paused.borrow())
+            .finish()
+    }
+}
+
+/// What the server consults on every request.
+#[derive(Debug)]
+pub(crate) struct FaultState {
+    pub(crate) injected: Mutex<Vec<Fault>>,
+    pub(crate) latency: Mutex<Duration>,
+    pub(crate) paused: watch::Sender<bool>,
+    pub(crate) store: Arc<Store>,
+}
+
+impl Faults {
+    pub(crate) fn new(store: Arc<Store>) -> Faults {
+        Faults {
+            inner: Arc::new(FaultState {
+                injected: Mutex::new(Vec::new()),
+                latency: Mutex::new(Duration::ZERO),
+                paused: watch::Sender::new(false),
+                store,
+            }),
+        }
+    }
+
+    /// Ends every open watch stream now (clients see the response end, as on a server restart).
+    pub fn close_watches(&self) {
+        self.inner.store.lock().close_watches();
+    }
+
+    /// Queues a canned error answer; faults are consumed in the order they were injected.
+    pub fn inject(&self, fault: Fault) {
+        if fault.remaining == 0 {
+            return;
+        }
+        self.inner.injected.lock().push(fault);
+    }
+
+    /// Removes every injected fault not yet consumed.
+    pub fn clear(&self) {
+        self.inner.injected.lock().clear();
+    }
+
+    /// Delays every request by `latency` (zero turns it off).
+    pub fn set_latency(&self, latency: Duration) {
+        *self.inner.latency.lock() = latency;
+    }
+
+    /// Drops the watch history: watches and consistent lists from an older resourceVersion
+    /// get 410 Expired.
+    pub fn compact(&self) {
+        self.inner.store.lock().compact();
+    }
+
+    /// Holds every new request until [`Faults::resume`].
+    pub fn pause(&self) {
+        self.inner.paused.send_replace(true);
+    }
+
+    /// Lets held and new requests proceed.
+    pub fn resume(&self) {
+        self.inner.paused.send_replace(false);
+    }
+}
+
+impl FaultState {
+    /// The fault to answer a request for `path` with, consuming one use of it.
+    pub(crate) fn take(&self, path: &str) -> Option<Fault> {
+        let mut injected = self.injected.lock();
+        let pos = injected
+            .iter()
+            .position(|f| f.path.as_deref().is_none_or(|p| path.contains(p)))?;
+        let fault = injected[pos].clone();
+        injected[pos].remaining -= 1;
+        if injected[pos].remaining == 0 {
+            injected.remove(pos);
+        }
+        Some(fault)
+    }
+
+    /// Waits while the server is paused.
+    pub(crate) async fn wait_unpaused(&self) {
+        let mut rx = self.paused.subscribe();
+        let _ = rx.wait_for(|paused| !paused).await;
+    }
+}

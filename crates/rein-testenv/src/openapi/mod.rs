@@ -1,0 +1,45 @@
+//! OpenAPI v2 and v3 documents for the served types, and strict field validation against them.
+//!
+//! Built-in schemas come from k8s-openapi's `schemars` support, generated once on the first
+//! OpenAPI request (never at server start-up) and cached; each CustomResourceDefinition
+//! contributes its `openAPIV3Schema`. The documents carry what kubectl looks for:
+//! `x-kubernetes-group-version-kind` on definitions and operations, the `fieldValidation`
+//! query parameter on PATCH operations (so kubectl leaves validation to the server), the
+//! `x-kubernetes-patch-*` list extensions (for client-side apply) and descriptions (for
+//! `kubectl explain`).
+
+mod builtin;
+mod document;
+#[cfg(test)]
+mod tests;
+mod validate;
+
+pub(crate) use document::{v2_document, v3_group_version, v3_index};
+pub(crate) use validate::unknown_fields;
+
+/// The schema of one served version of a CustomResourceDefinition.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct CrdSchema {
+    /// API group, e.g. `stable.example.com`.
+    pub(crate) group: String,
+    /// Served version, e.g. `v1`.
+    pub(crate) version: String,
+    /// Kind, e.g. `CronTab`.
+    pub(crate) kind: String,
+    /// Plural resource name, e.g. `crontabs`.
+    pub(crate) plural: String,
+    /// Whether the resource lives in namespaces.
+    pub(crate) namespaced: bool,
+    /// The version's `schema.openAPIV3Schema`.
+    pub(crate) schema: serde_json::Value,
+}
+
+impl CrdSchema {
+    /// The definition name kube-apiserver uses: the group reversed, then version and kind
+    /// (`com.example.stable.v1.CronTab`).
+    pub(crate) fn definition_name(&self) -> String {
+        let mut parts: Vec<&str> = self.group.split('.').collect();
+        parts.reverse();
+        format!("{}.{}.{}", parts.join("."), self.version, self.kind)
+    }
+}

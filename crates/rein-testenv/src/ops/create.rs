@@ -1,0 +1,180 @@
+//! Create: defaulting of metadata, name generation and validation, namespace checks.
+
+use std::sync::Arc;
+
+use serde_json::{Value, json};
+
+use super::meta::{self, meta_mut};
+use super::{Target, WriteOpts, crd, is_crd, is_namespace};
+use crate::patch;
+use crate::resources::ResKey;
+use crate::status::ApiError;
+use crate::store::Txn;
+
+/// Creates `obj` in `namespace` (for namespaced resources); answers the stored object.
+pub(crate) fn create(
+    txn: &mut Txn<'_>,
+    target: Target<'_>,
+    namespace: Option<&str>,
+    mut obj: Value,
+    opts: &WriteOpts,
+) -> Result<Arc<Value>, ApiError> {
+    let def = target.def;
+    if !obj.is_object() {
+        return Err(ApiError::bad_request(
+            "the request body must be a JSON object",
+        ));
+    }
+    check_type(target, &mut obj)?;
+    super::normalize(def, &mut obj);
+    let meta = meta_mut(&mut obj);
+    if def.namespaced {
+        let ns = namespace.ok_or_else(|| ApiError::bad_request("a namespace is required"))?;
+        match meta.get("namespace").and_then(Value::as_str) {
+            Some(body_ns) if !body_ns.is_empty() && body_ns != ns => {
+                return Err(ApiError::bad_request(
+                    "the namespace of the provided object does not match the namespace sent on \
+                     the request",
+                ));
+            }
+            _ => {
+                meta.insert("namespace".into(), json!(ns));
+            }
+        }
+    } else {
+        meta.remove("namespace");
+    }
+    let name = match meta.get("name").and_then(Value::as_str) {
+        Some(n) if !n.is_empty() => n.to_string(),
+        _ => match meta.get("generateName").and_then(Value::as_str) {
+            Some(prefix) if !prefix.is_empty() => meta::generate_name(prefix),
+            _ => {
+                return Err(ApiError::invalid(
+                    def,
+                    "",
+                    "metadata.name",
+                    "Required value: name or generateName is required",
+                ));
+            }
+        },
+    };
+    meta.insert("name".into(), json!(name));
+    meta::validate_name(def, &name)?;
+    if def.namespaced {
+        check_namespace_open(txn, namespace.unwrap_or_default())?;
+    }
+    let key = (
+        namespace
+            .filter(|_| def.namespaced)
+            .unwrap_or("")
+            .to_string(),
+        name.clone(),
+    );
+    if txn.get(&def.key(), &key).is_some() {
+        return Err(ApiError::already_exists(def, &name));
+    }
+    let meta = meta_mut(&mut obj);
+    for field in [
+        "resourceVersion",
+        "deletionTimestamp",
+        "deletionGracePeriodSeconds",
+        "selfLink",
+    ] {
+        meta.remove(field);
+    }
+    meta.insert("uid".into(), json!(meta::new_uid()));
+    meta.insert("creationTimestamp".into(), json!(meta::now()));
+    meta.insert("generation".into(), json!(1));
+    prepare_status(target, &mut obj, &name);
+    if !opts.field_manager.is_empty() {
+        patch::record_update_managed_fields(
+            None,
+            &mut obj,
+            &opts.field_manager,
+            "Update",
+            &target.gvk(),
+        );
+    }
+    if opts.dry_run {
+        return Ok(Arc::new(obj));
+    }
+    let stored = txn.insert(&def.key(), key, obj);
+    if is_crd(def) {
+        return Ok(crd::on_write(txn, target.catalogue, &stored).unwrap_or(stored));
+    }
+    Ok(stored)
+}
+
+/// Fills in or checks `apiVersion` and `kind`.
+pub(super) fn check_type(target: Target<'_>, obj: &mut Value) -> Result<(), ApiError> {
+    let api_version = target.def.api_version(target.version);
+    match obj.get("kind").and_then(Value::as_str) {
+        None | Some("") => obj["kind"] = json!(target.def.kind),
+        Some(kind) if kind != target.def.kind => {
+            return Err(ApiError::bad_request(format!(
+                "the kind in the data ({kind}) does not match the expected kind ({})",
+                target.def.kind
+            )));
+        }
+        Some(_) => {}
+    }
+    match obj.get("apiVersion").and_then(Value::as_str) {
+        None | Some("") => obj["apiVersion"] = json!(api_version),
+        Some(v) if v != api_version => {
+            return Err(ApiError::bad_request(format!(
+                "the API version in the data ({v}) does not match the expected API version \
+                 ({api_version})"
+            )));
+        }
+        Some(_) => {}
+    }
+    Ok(())
+}
+
+/// Fails unless `namespace` exists and is not terminating.
+pub(super) fn check_namespace_open(txn: &Txn<'_>, namespace: &str) -> Result<(), ApiError> {
+    let ns_res = ResKey {
+        group: String::new(),
+        plural: "namespaces".to_string(),
+    };
+    let Some(ns) = txn.get(&ns_res, &(String::new(), namespace.to_string())) else {
+        return Err(ApiError::new(
+            404,
+            "NotFound",
+            format!("namespaces \"{namespace}\" not found"),
+        )
+        .with_details(json!({"name": namespace, "kind": "namespaces"})));
+    };
+    if meta::is_deleting(&ns) {
+        return Err(ApiError::forbidden(format!(
+            "unable to create new content in namespace {namespace} because it is being terminated"
+        ))
+        .with_details(json!({"name": namespace, "kind": "namespaces"})));
+    }
+    Ok(())
+}
+
+/// What kube-apiserver's strategies do to `status` (and a namespace's spec) on create.
+fn prepare_status(target: Target<'_>, obj: &mut Value, name: &str) {
+    let def = target.def;
+    if is_namespace(def) {
+        obj["spec"] = json!({"finalizers": ["kubernetes"]});
+        obj["status"] = json!({"phase": "Active"});
+        let meta = meta_mut(obj);
+        let labels = meta.entry("labels").or_insert_with(|| json!({}));
+        if let Some(labels) = labels.as_object_mut() {
+            labels.insert("kubernetes.io/metadata.name".into(), json!(name));
+        }
+        return;
+    }
+    if !def.status {
+        return;
+    }
+    if def.group.is_empty() && def.plural == "pods" {
+        obj["status"] = json!({"phase": "Pending"});
+        return;
+    }
+    if let Some(o) = obj.as_object_mut() {
+        o.remove("status");
+    }
+}

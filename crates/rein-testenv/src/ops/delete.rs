@@ -1,0 +1,165 @@
+//! Delete: preconditions, finalizers and `deletionTimestamp`, propagation policies, and the
+//! final removal that triggers garbage collection and namespace finalisation.
+
+use std::sync::Arc;
+
+use serde_json::{Value, json};
+
+use super::meta::{self, meta_mut, meta_str};
+use super::{Target, crd, gc, is_crd, is_namespace};
+use crate::resources::{Catalogue, ResourceDef};
+use crate::status::ApiError;
+use crate::store::{ObjKey, Txn};
+
+/// The finalizer foreground deletion holds an owner with.
+pub(crate) const FOREGROUND: &str = "foregroundDeletion";
+
+/// How dependents are treated when their owner is deleted.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub(crate) enum Propagation {
+    /// Delete the owner now, its dependents afterwards.
+    #[default]
+    Background,
+    /// Delete the dependents first; the owner waits with the `foregroundDeletion` finalizer.
+    Foreground,
+    /// Leave the dependents, dropping their reference to the owner.
+    Orphan,
+}
+
+/// `DeleteOptions`.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct DeleteOpts {
+    /// `propagationPolicy` (or the legacy `orphanDependents`).
+    pub(crate) propagation: Option<Propagation>,
+    /// `gracePeriodSeconds`.
+    pub(crate) grace_period: Option<i64>,
+    /// `preconditions.uid`.
+    pub(crate) precondition_uid: Option<String>,
+    /// `preconditions.resourceVersion`.
+    pub(crate) precondition_rv: Option<String>,
+    /// `dryRun=All`.
+    pub(crate) dry_run: bool,
+}
+
+/// What a delete did.
+#[derive(Debug)]
+pub(crate) enum DeleteOutcome {
+    /// The object is gone; its last state.
+    Gone(Arc<Value>),
+    /// The object waits for finalizers; its current state.
+    Pending(Arc<Value>),
+}
+
+/// Deletes the object at `key`.
+pub(crate) fn delete(
+    txn: &mut Txn<'_>,
+    target: Target<'_>,
+    key: &ObjKey,
+    opts: &DeleteOpts,
+) -> Result<DeleteOutcome, ApiError> {
+    delete_object(txn, target.catalogue, target.def, key, opts)
+}
+
+/// [`delete`] without a requested version, as garbage collection calls it.
+pub(crate) fn delete_object(
+    txn: &mut Txn<'_>,
+    catalogue: &Catalogue,
+    def: &ResourceDef,
+    key: &ObjKey,
+    opts: &DeleteOpts,
+) -> Result<DeleteOutcome, ApiError> {
+    let name = key.1.as_str();
+    let Some(current) = txn.get(&def.key(), key) else {
+        return Err(ApiError::not_found(def, name));
+    };
+    if let Some(uid) = &opts.precondition_uid
+        && Some(uid.as_str()) != meta_str(&current, "uid")
+    {
+        return Err(ApiError::conflict(
+            def,
+            name,
+            &format!(
+                "Precondition failed: UID in precondition: {uid}, UID in object meta: {}",
+                meta_str(&current, "uid").unwrap_or_default()
+            ),
+        ));
+    }
+    if let Some(rv) = &opts.precondition_rv
+        && Some(rv.as_str()) != meta_str(&current, "resourceVersion")
+    {
+        return Err(ApiError::conflict(
+            def,
+            name,
+            &format!(
+                "Precondition failed: ResourceVersion in precondition: {rv}, ResourceVersion in \
+                 object meta: {}",
+                meta_str(&current, "resourceVersion").unwrap_or_default()
+            ),
+        ));
+    }
+    if opts.dry_run {
+        return Ok(DeleteOutcome::Gone(current));
+    }
+    if meta::is_deleting(&current) {
+        return Ok(DeleteOutcome::Pending(current));
+    }
+    let propagation = opts.propagation.unwrap_or_default();
+    if propagation == Propagation::Orphan
+        && let Some(uid) = meta_str(&current, "uid")
+    {
+        gc::orphan_dependents(txn, catalogue, uid);
+    }
+    let mut finalizers = meta::finalizers(&current);
+    if propagation == Propagation::Foreground && !finalizers.iter().any(|f| f == FOREGROUND) {
+        finalizers.push(FOREGROUND.to_string());
+    }
+    let namespace_pending = is_namespace(def);
+    if finalizers.is_empty() && !namespace_pending {
+        return Ok(match finish_removal(txn, catalogue, def, key) {
+            Some(last) => DeleteOutcome::Gone(last),
+            None => DeleteOutcome::Gone(current),
+        });
+    }
+    let mut marked = (*current).clone();
+    meta::set_finalizers(&mut marked, &finalizers);
+    let meta = meta_mut(&mut marked);
+    meta.insert("deletionTimestamp".into(), json!(meta::now()));
+    meta.insert(
+        "deletionGracePeriodSeconds".into(),
+        json!(opts.grace_period.unwrap_or(0).max(0)),
+    );
+    if namespace_pending {
+        marked["status"]["phase"] = json!("Terminating");
+    }
+    let marked = txn.replace(&def.key(), key.clone(), marked);
+    if namespace_pending {
+        gc::namespace_step(txn, catalogue, name);
+    } else if propagation == Propagation::Foreground
+        && let Some(uid) = meta_str(&marked, "uid")
+    {
+        gc::foreground_step(txn, catalogue, uid);
+    }
+    Ok(match txn.get(&def.key(), key) {
+        Some(now) => DeleteOutcome::Pending(now),
+        None => DeleteOutcome::Gone(marked),
+    })
+}
+
+/// Removes the object for good and runs what depends on its removal: CRD teardown, garbage
+/// collection of its dependents, owners waiting in foreground deletion, namespace finalisation.
+pub(crate) fn finish_removal(
+    txn: &mut Txn<'_>,
+    catalogue: &Catalogue,
+    def: &ResourceDef,
+    key: &ObjKey,
+) -> Option<Arc<Value>> {
+    let last = txn.remove(&def.key(), key)?;
+    if is_crd(def) {
+        crd::on_remove(txn, catalogue, &last);
+    }
+    gc::after_removal(txn, catalogue, &last);
+    if def.namespaced && !key.0.is_empty() {
+        gc::namespace_step(txn, catalogue, &key.0);
+    }
+    Some(last)
+}

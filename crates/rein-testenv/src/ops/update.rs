@@ -1,0 +1,225 @@
+//! Update (PUT, and the write half of PATCH): optimistic concurrency, immutable metadata,
+//! status/spec separation, generation, finalizers while deleting, and no-op detection.
+
+use std::sync::Arc;
+
+use serde_json::{Value, json};
+
+use super::create::check_type;
+use super::meta::{self, meta_mut, meta_str};
+use super::{Target, WriteOpts, crd, delete, is_crd};
+use crate::patch;
+use crate::status::ApiError;
+use crate::store::{ObjKey, Txn};
+
+/// Which part of the object a write addresses.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Subresource {
+    /// The object itself: status changes are ignored when a status subresource exists.
+    Main,
+    /// `/status`: only status changes are kept.
+    Status,
+}
+
+/// Replaces the object at `key` with `new`; answers the stored object.
+pub(crate) fn update(
+    txn: &mut Txn<'_>,
+    target: Target<'_>,
+    key: &ObjKey,
+    mut new: Value,
+    sub: Subresource,
+    opts: &WriteOpts,
+) -> Result<Arc<Value>, ApiError> {
+    let def = target.def;
+    let name = key.1.as_str();
+    let Some(old) = txn.get(&def.key(), key) else {
+        return Err(ApiError::not_found(def, name));
+    };
+    if !new.is_object() {
+        return Err(ApiError::bad_request(
+            "the request body must be a JSON object",
+        ));
+    }
+    check_type(target, &mut new)?;
+    super::normalize(def, &mut new);
+    if let Some(body_name) = meta_str(&new, "name")
+        && !body_name.is_empty()
+        && body_name != name
+    {
+        return Err(ApiError::bad_request(format!(
+            "the name of the object ({body_name}) does not match the name on the URL ({name})"
+        )));
+    }
+    if let Some(rv) = meta_str(&new, "resourceVersion")
+        && !rv.is_empty()
+        && Some(rv) != meta_str(&old, "resourceVersion")
+    {
+        return Err(ApiError::conflict_modified(def, name));
+    }
+    if let Some(uid) = meta_str(&new, "uid")
+        && !uid.is_empty()
+        && Some(uid) != meta_str(&old, "uid")
+    {
+        return Err(ApiError::conflict(
+            def,
+            name,
+            &format!(
+                "Precondition failed: UID in precondition: {uid}, UID in object meta: {}",
+                meta_str(&old, "uid").unwrap_or_default()
+            ),
+        ));
+    }
+    let mut result = match sub {
+        Subresource::Main => {
+            let mut result = new;
+            if def.status {
+                match old.get("status") {
+                    Some(status) => result["status"] = status.clone(),
+                    None => {
+                        if let Some(o) = result.as_object_mut() {
+                            o.remove("status");
+                        }
+                    }
+                }
+            }
+            result
+        }
+        Subresource::Status => {
+            let mut result = (*old).clone();
+            match new.get("status") {
+                Some(status) => result["status"] = status.clone(),
+                None => {
+                    if let Some(o) = result.as_object_mut() {
+                        o.remove("status");
+                    }
+                }
+            }
+            result
+        }
+    };
+    keep_system_metadata(&old, &mut result, key);
+    if meta::is_deleting(&old) {
+        let before = meta::finalizers(&old);
+        if meta::finalizers(&result)
+            .iter()
+            .any(|f| !before.contains(f))
+        {
+            return Err(ApiError::invalid(
+                def,
+                name,
+                "metadata.finalizers",
+                "Forbidden: no new finalizers can be added if the object is being deleted",
+            ));
+        }
+    }
+    let generation = old
+        .pointer("/metadata/generation")
+        .and_then(Value::as_i64)
+        .unwrap_or(1);
+    let generation = if spec_changed(&old, &result) {
+        generation + 1
+    } else {
+        generation
+    };
+    meta_mut(&mut result).insert("generation".into(), json!(generation));
+    if !opts.field_manager.is_empty() {
+        patch::record_update_managed_fields(
+            Some(&old),
+            &mut result,
+            &opts.field_manager,
+            "Update",
+            &target.gvk(),
+        );
+    }
+    if same_ignoring_time(&old, &result) {
+        return Ok(old);
+    }
+    if opts.dry_run {
+        return Ok(Arc::new(result));
+    }
+    if meta::is_deleting(&result) && meta::finalizers(&result).is_empty() {
+        txn.replace(&def.key(), key.clone(), result);
+        return Ok(delete::finish_removal(txn, target.catalogue, def, key).unwrap_or(old));
+    }
+    let stored = txn.replace(&def.key(), key.clone(), result);
+    if is_crd(def) {
+        return Ok(crd::on_write(txn, target.catalogue, &stored).unwrap_or(stored));
+    }
+    Ok(stored)
+}
+
+/// Fields clients cannot change: identity, timestamps, deletion state.
+fn keep_system_metadata(old: &Value, result: &mut Value, key: &ObjKey) {
+    let old_meta = old
+        .get("metadata")
+        .and_then(Value::as_object)
+        .cloned()
+        .unwrap_or_default();
+    let meta = meta_mut(result);
+    for field in [
+        "uid",
+        "creationTimestamp",
+        "deletionTimestamp",
+        "deletionGracePeriodSeconds",
+        "resourceVersion",
+        "generateName",
+    ] {
+        match old_meta.get(field) {
+            Some(v) => {
+                meta.insert(field.into(), v.clone());
+            }
+            None => {
+                meta.remove(field);
+            }
+        }
+    }
+    meta.insert("name".into(), json!(key.1));
+    if key.0.is_empty() {
+        meta.remove("namespace");
+    } else {
+        meta.insert("namespace".into(), json!(key.0));
+    }
+}
+
+/// Whether anything outside `metadata` and `status` differs.
+fn spec_changed(old: &Value, new: &Value) -> bool {
+    let (Some(old), Some(new)) = (old.as_object(), new.as_object()) else {
+        return true;
+    };
+    let skip = |k: &String| !matches!(k.as_str(), "metadata" | "status" | "apiVersion" | "kind");
+    let old_keys = old.iter().filter(|(k, _)| skip(k));
+    let new_count = new.keys().filter(|k| skip(k)).count();
+    let mut old_count = 0;
+    for (k, v) in old_keys {
+        old_count += 1;
+        if new.get(k) != Some(v) {
+            return true;
+        }
+    }
+    old_count != new_count
+}
+
+/// Whether the write changes nothing (managedFields timestamps aside): a no-op keeps the
+/// resourceVersion and sends no event, as kube-apiserver does.
+fn same_ignoring_time(old: &Value, new: &Value) -> bool {
+    if old.get("apiVersion") != new.get("apiVersion") && old.get("kind") == new.get("kind") {
+        let mut new = new.clone();
+        new["apiVersion"] = old.get("apiVersion").cloned().unwrap_or(Value::Null);
+        return same_ignoring_time(old, &new);
+    }
+    if old == new {
+        return true;
+    }
+    let strip = |v: &Value| {
+        let mut v = v.clone();
+        if let Some(Value::Array(entries)) = v.pointer_mut("/metadata/managedFields") {
+            for e in entries {
+                if let Some(o) = e.as_object_mut() {
+                    o.remove("time");
+                }
+            }
+        }
+        v
+    };
+    strip(old) == strip(new)
+}

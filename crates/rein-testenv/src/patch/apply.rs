@@ -1,0 +1,386 @@
+//! Server-side apply and `managedFields` bookkeeping for updates.
+
+use serde_json::{Map, Value, json};
+
+use super::fieldset::{self, FieldPath, FieldSet};
+use super::strategy::{self, ListKind};
+use super::{FieldConflict, Gvk, PatchError, check_result};
+
+/// The `operation` of a managed-fields entry written by server-side apply.
+const APPLY: &str = "Apply";
+
+/// The manager kube-apiserver credits with the fields of an object that has no managedFields.
+const BEFORE_FIRST_APPLY: &str = "before-first-apply";
+
+/// One `metadata.managedFields` entry.
+#[derive(Debug, Clone)]
+struct ManagedEntry {
+    manager: String,
+    operation: String,
+    api_version: String,
+    time: Option<String>,
+    subresource: Option<String>,
+    fields: FieldSet,
+}
+
+/// Applies the configuration `applied` (YAML or JSON) for `field_manager`.
+///
+/// Merges it into `current` (or creates the object when `current` is `None`), refuses with
+/// [`PatchError::Conflict`] when it changes fields another manager owns (unless `force`, which
+/// takes them over), removes fields this manager applied before and no longer applies (when no
+/// other manager owns them), and records the manager's fields in `metadata.managedFields`.
+pub(crate) fn server_side_apply(
+    current: Option<&Value>,
+    applied: &[u8],
+    field_manager: &str,
+    force: bool,
+    gvk: &Gvk,
+) -> Result<Value, PatchError> {
+    if field_manager.is_empty() {
+        return Err(PatchError::Invalid(
+            "PatchOptions.meta.k8s.io \"\" is invalid: fieldManager: Required value: is \
+             required for apply patch"
+                .to_string(),
+        ));
+    }
+    let applied: Value = serde_yaml::from_slice(applied).map_err(PatchError::DecodeYaml)?;
+    if !applied.is_object() {
+        return Err(PatchError::Malformed(
+            "the apply configuration must be an object".to_string(),
+        ));
+    }
+    for required in ["apiVersion", "kind"] {
+        if applied.get(required).and_then(Value::as_str).is_none() {
+            return Err(PatchError::Malformed(format!(
+                "the apply configuration must set {required}"
+            )));
+        }
+    }
+    check_result(&applied, gvk)?;
+
+    let mut object = match current {
+        Some(current) => current.clone(),
+        None => json!({ "apiVersion": gvk.api_version(), "kind": gvk.kind, "metadata": {} }),
+    };
+    let mut entries = read_entries(&object);
+    if let Some(current) = current
+        && entries.is_empty()
+    {
+        // As kube-apiserver does: an object nobody tracked yet belongs to a stand-in manager,
+        // so a first apply still conflicts with values it did not set.
+        entries.push(ManagedEntry {
+            manager: BEFORE_FIRST_APPLY.to_string(),
+            operation: "Update".to_string(),
+            api_version: gvk.api_version(),
+            time: None,
+            subresource: None,
+            fields: FieldSet::from_object(current, gvk),
+        });
+    }
+    let applied_set = FieldSet::from_object(&applied, gvk);
+
+    let mut conflicts = Vec::new();
+    let mut taken: Vec<(usize, FieldPath)> = Vec::new();
+    for (index, entry) in entries.iter().enumerate() {
+        if entry.manager == field_manager {
+            continue;
+        }
+        for leaf in applied_set.leaves() {
+            if leaf.last().is_some_and(|key| key == ".") || !entry.fields.contains(&leaf) {
+                continue;
+            }
+            if fieldset::get(&object, &leaf) != fieldset::get(&applied, &leaf) {
+                conflicts.push(FieldConflict {
+                    manager: entry.manager.clone(),
+                    api_version: entry.api_version.clone(),
+                    field: fieldset::display(&leaf),
+                });
+                taken.push((index, leaf));
+            }
+        }
+    }
+    if !conflicts.is_empty() && !force {
+        return Err(PatchError::Conflict(conflicts));
+    }
+    for (index, leaf) in &taken {
+        entries[*index].fields.remove(leaf);
+    }
+
+    let mut path = Vec::new();
+    merge(&mut object, &applied, gvk, &mut path);
+
+    let previous = entries
+        .iter()
+        .position(|e| e.manager == field_manager && e.operation == APPLY);
+    if let Some(previous) = previous {
+        let stale: Vec<FieldPath> = entries[previous]
+            .fields
+            .leaves()
+            .into_iter()
+            .filter(|leaf| !applied_set.contains_prefix(leaf_target(leaf)))
+            .collect();
+        for leaf in stale {
+            let target = leaf_target(&leaf);
+            let owned_elsewhere = entries
+                .iter()
+                .enumerate()
+                .any(|(i, e)| i != previous && e.fields.contains_prefix(target));
+            if !owned_elsewhere {
+                fieldset::remove(&mut object, &leaf);
+            }
+        }
+    }
+
+    let entry = ManagedEntry {
+        manager: field_manager.to_string(),
+        operation: APPLY.to_string(),
+        api_version: applied
+            .get("apiVersion")
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_string(),
+        time: Some(now()),
+        subresource: None,
+        fields: applied_set,
+    };
+    match previous {
+        Some(previous) => entries[previous] = entry,
+        None => entries.push(entry),
+    }
+    write_entries(&mut object, entries);
+    check_result(&object, gvk)?;
+    Ok(object)
+}
+
+/// Records a non-apply write (`operation` is `Update`) by `manager` in `new`'s managedFields.
+///
+/// The manager takes ownership of every field it changed (others lose them, without conflict,
+/// as in kube-apiserver), fields the write removed leave every manager's set, and a client that
+/// sends `managedFields: []` clears the tracking. An empty `manager` records nothing.
+pub(crate) fn record_update_managed_fields(
+    old: Option<&Value>,
+    new: &mut Value,
+    manager: &str,
+    operation: &str,
+    gvk: &Gvk,
+) {
+    let old_managed = old.and_then(|o| o.pointer("/metadata/managedFields"));
+    match new.pointer("/metadata/managedFields") {
+        Some(Value::Array(sent)) if sent.is_empty() => {
+            if let Some(Value::Object(meta)) = new.get_mut("metadata") {
+                meta.remove("managedFields");
+            }
+            return;
+        }
+        Some(sent @ Value::Array(_)) if Some(sent) != old_managed => return,
+        _ => {}
+    }
+    let mut entries = old.map(read_entries).unwrap_or_default();
+    let new_set = FieldSet::from_object(new, gvk);
+    let old_set = old
+        .map(|o| FieldSet::from_object(o, gvk))
+        .unwrap_or_default();
+    let changed: Vec<FieldPath> = new_set
+        .leaves()
+        .into_iter()
+        .filter(|leaf| {
+            !old_set.contains(leaf)
+                || old.and_then(|o| fieldset::get(o, leaf)) != fieldset::get(new, leaf)
+        })
+        .collect();
+    let removed: Vec<FieldPath> = old_set
+        .leaves()
+        .into_iter()
+        .filter(|leaf| !new_set.contains_prefix(leaf))
+        .collect();
+    for entry in &mut entries {
+        for leaf in changed.iter().chain(&removed) {
+            entry.fields.remove(leaf);
+        }
+    }
+    if !manager.is_empty() && !changed.is_empty() {
+        let api_version = gvk.api_version();
+        let position = entries.iter().position(|e| {
+            e.manager == manager && e.operation == operation && e.subresource.is_none()
+        });
+        let index = match position {
+            Some(index) => index,
+            None => {
+                entries.push(ManagedEntry {
+                    manager: manager.to_string(),
+                    operation: operation.to_string(),
+                    api_version: api_version.clone(),
+                    time: None,
+                    subresource: None,
+                    fields: FieldSet::default(),
+                });
+                entries.len() - 1
+            }
+        };
+        let entry = &mut entries[index];
+        for leaf in &changed {
+            entry.fields.insert(leaf);
+        }
+        entry.api_version = api_version;
+        entry.time = Some(now());
+    }
+    write_entries(new, entries);
+}
+
+/// For a list element's `.` leaf, the element itself; otherwise the leaf.
+fn leaf_target(leaf: &[String]) -> &[String] {
+    match leaf.split_last() {
+        Some((last, rest)) if last == "." => rest,
+        _ => leaf,
+    }
+}
+
+/// Merges an apply configuration into the live object with server-side-apply list semantics.
+fn merge(target: &mut Value, applied: &Value, gvk: &Gvk, path: &mut Vec<String>) {
+    let (Value::Object(target_map), Value::Object(applied_map)) = (&mut *target, applied) else {
+        *target = applied.clone();
+        return;
+    };
+    for (key, value) in applied_map {
+        if path.is_empty() && key == "metadata" {
+            if let Value::Object(meta) = value {
+                let meta: Map<String, Value> = meta
+                    .iter()
+                    .filter(|(k, _)| *k != "managedFields" && *k != "resourceVersion")
+                    .map(|(k, v)| (k.clone(), v.clone()))
+                    .collect();
+                path.push(key.clone());
+                let slot = target_map
+                    .entry(key.clone())
+                    .or_insert_with(|| Value::Object(Map::new()));
+                merge(slot, &Value::Object(meta), gvk, path);
+                path.pop();
+            }
+            continue;
+        }
+        if value.is_null() {
+            target_map.remove(key);
+            continue;
+        }
+        path.push(key.clone());
+        match value {
+            Value::Object(_) => {
+                let slot = target_map
+                    .entry(key.clone())
+                    .or_insert_with(|| Value::Object(Map::new()));
+                merge(slot, value, gvk, path);
+            }
+            Value::Array(items) => {
+                let segments: Vec<&str> = path.iter().map(String::as_str).collect();
+                let kind = strategy::list_kind(gvk, &segments);
+                let existing = match target_map.remove(key) {
+                    Some(Value::Array(existing)) => existing,
+                    _ => Vec::new(),
+                };
+                let merged = merge_list(existing, items, kind, gvk, path);
+                target_map.insert(key.clone(), Value::Array(merged));
+            }
+            scalar => {
+                target_map.insert(key.clone(), scalar.clone());
+            }
+        }
+        path.pop();
+    }
+}
+
+fn merge_list(
+    mut existing: Vec<Value>,
+    applied: &[Value],
+    kind: ListKind,
+    gvk: &Gvk,
+    path: &mut Vec<String>,
+) -> Vec<Value> {
+    match kind {
+        ListKind::Atomic => applied.to_vec(),
+        ListKind::Set => {
+            for item in applied {
+                if !existing.contains(item) {
+                    existing.push(item.clone());
+                }
+            }
+            existing
+        }
+        ListKind::Map { keys, .. } => {
+            for item in applied {
+                let same_key = |e: &Value| {
+                    keys.iter()
+                        .filter(|k| item.get(**k).is_some())
+                        .all(|k| e.get(*k) == item.get(*k))
+                };
+                match existing.iter_mut().find(|e| same_key(e)) {
+                    Some(slot) => merge(slot, item, gvk, path),
+                    None => existing.push(item.clone()),
+                }
+            }
+            existing
+        }
+    }
+}
+
+fn read_entries(object: &Value) -> Vec<ManagedEntry> {
+    let Some(Value::Array(items)) = object.pointer("/metadata/managedFields") else {
+        return Vec::new();
+    };
+    let text = |item: &Value, key: &str| item.get(key).and_then(Value::as_str).map(str::to_string);
+    items
+        .iter()
+        .map(|item| ManagedEntry {
+            manager: text(item, "manager").unwrap_or_default(),
+            operation: text(item, "operation").unwrap_or_default(),
+            api_version: text(item, "apiVersion").unwrap_or_default(),
+            time: text(item, "time"),
+            subresource: text(item, "subresource"),
+            fields: item
+                .get("fieldsV1")
+                .map(FieldSet::from_fields_v1)
+                .unwrap_or_default(),
+        })
+        .collect()
+}
+
+fn write_entries(object: &mut Value, entries: Vec<ManagedEntry>) {
+    let Some(meta) = object
+        .as_object_mut()
+        .map(|o| o.entry("metadata").or_insert_with(|| json!({})))
+        .and_then(Value::as_object_mut)
+    else {
+        return;
+    };
+    let items: Vec<Value> = entries
+        .into_iter()
+        .filter(|e| !e.fields.is_empty())
+        .map(|e| {
+            let mut item = json!({
+                "manager": e.manager,
+                "operation": e.operation,
+                "apiVersion": e.api_version,
+                "fieldsType": "FieldsV1",
+                "fieldsV1": e.fields.to_fields_v1(),
+            });
+            if let Some(time) = e.time {
+                item["time"] = Value::String(time);
+            }
+            if let Some(subresource) = e.subresource {
+                item["subresource"] = Value::String(subresource);
+            }
+            item
+        })
+        .collect();
+    if items.is_empty() {
+        meta.remove("managedFields");
+    } else {
+        meta.insert("managedFields".to_string(), Value::Array(items));
+    }
+}
+
+/// The current time as kube-apiserver writes it (RFC 3339, seconds, UTC).
+fn now() -> String {
+    jiff::Timestamp::now()
+        .strftime("%Y-%m-%dT%H:%M:%SZ")
+        .to_string()
+}

@@ -1,0 +1,148 @@
+//! Errors from patching and server-side apply, each mapping to the status kube-apiserver returns.
+
+use std::fmt::Write as _;
+
+use serde_json::{Value, json};
+
+/// Why a patch or apply was refused.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum PatchError {
+    /// The body could not be decoded (400 BadRequest).
+    #[error("decoding the {patch_type} patch body")]
+    Decode {
+        /// Which patch format was being decoded.
+        patch_type: &'static str,
+        /// The decoder's complaint.
+        #[source]
+        source: serde_json::Error,
+    },
+    /// The apply configuration could not be decoded as YAML or JSON (400 BadRequest).
+    #[error("decoding the apply configuration")]
+    DecodeYaml(#[source] serde_yaml::Error),
+    /// The patch is well-formed JSON but not a valid patch (400 BadRequest).
+    #[error("malformed patch: {0}")]
+    Malformed(String),
+    /// The patch could not be applied or gave an invalid object (422 Invalid).
+    #[error("{0}")]
+    Invalid(String),
+    /// A JSON patch `test` operation failed (422 Invalid).
+    #[error("the JSON patch test operation failed: {0}")]
+    TestFailed(String),
+    /// Server-side apply touched fields other managers own (409 Conflict).
+    #[error("{}", conflict_message(.0))]
+    Conflict(Vec<FieldConflict>),
+    /// The patch type is not supported for this kind (415), e.g. strategic merge on a CRD.
+    #[error("{0}")]
+    UnsupportedMediaType(String),
+}
+
+/// One field that an apply would take from another manager.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct FieldConflict {
+    /// The manager that owns the field now.
+    pub(crate) manager: String,
+    /// The API version that manager used.
+    pub(crate) api_version: String,
+    /// The field, in kube-apiserver's notation (`.spec.replicas`,
+    /// `.spec.containers[name="app"].image`).
+    pub(crate) field: String,
+}
+
+impl PatchError {
+    pub(super) fn from_json_patch(err: json_patch::PatchError) -> PatchError {
+        match err.kind {
+            json_patch::PatchErrorKind::TestFailed => PatchError::TestFailed(err.to_string()),
+            _ => PatchError::Invalid(format!("the JSON patch could not be applied: {err}")),
+        }
+    }
+
+    /// The HTTP status code kube-apiserver answers with.
+    pub(crate) fn code(&self) -> u16 {
+        match self {
+            PatchError::Decode { .. } | PatchError::DecodeYaml(_) | PatchError::Malformed(_) => 400,
+            PatchError::Invalid(_) | PatchError::TestFailed(_) => 422,
+            PatchError::Conflict(_) => 409,
+            PatchError::UnsupportedMediaType(_) => 415,
+        }
+    }
+
+    /// The `metav1.Status` reason.
+    pub(crate) fn reason(&self) -> &'static str {
+        match self {
+            PatchError::Decode { .. } | PatchError::DecodeYaml(_) | PatchError::Malformed(_) => {
+                "BadRequest"
+            }
+            PatchError::Invalid(_) | PatchError::TestFailed(_) => "Invalid",
+            PatchError::Conflict(_) => "Conflict",
+            PatchError::UnsupportedMediaType(_) => "UnsupportedMediaType",
+        }
+    }
+
+    /// The message for the `metav1.Status`: this error and its causes.
+    pub(crate) fn message(&self) -> String {
+        let mut message = self.to_string();
+        let mut source = std::error::Error::source(self);
+        while let Some(cause) = source {
+            let _ = write!(message, ": {cause}");
+            source = cause.source();
+        }
+        message
+    }
+
+    /// A complete `metav1.Status` object for the response body.
+    pub(crate) fn status(&self) -> Value {
+        let mut status = json!({
+            "kind": "Status",
+            "apiVersion": "v1",
+            "metadata": {},
+            "status": "Failure",
+            "message": self.message(),
+            "reason": self.reason(),
+            "code": self.code(),
+        });
+        if let PatchError::Conflict(conflicts) = self {
+            let causes: Vec<Value> = conflicts
+                .iter()
+                .map(|c| {
+                    json!({
+                        "reason": "FieldManagerConflict",
+                        "message": format!("conflict with {:?} using {}", c.manager, c.api_version),
+                        "field": c.field,
+                    })
+                })
+                .collect();
+            status["details"] = json!({ "causes": causes });
+        }
+        status
+    }
+}
+
+/// kube-apiserver's wording: `Apply failed with 1 conflict: conflict with "m" using v1: .spec.x`.
+fn conflict_message(conflicts: &[FieldConflict]) -> String {
+    let count = conflicts.len();
+    let mut message = format!(
+        "Apply failed with {count} conflict{}:",
+        if count == 1 { "" } else { "s" }
+    );
+    if let [only] = conflicts {
+        let _ = write!(
+            message,
+            " conflict with {:?} using {}: {}",
+            only.manager, only.api_version, only.field
+        );
+        return message;
+    }
+    let mut managers: Vec<(&str, &str)> = Vec::new();
+    for c in conflicts {
+        if !managers.contains(&(c.manager.as_str(), c.api_version.as_str())) {
+            managers.push((c.manager.as_str(), c.api_version.as_str()));
+        }
+    }
+    for (manager, api_version) in managers {
+        let _ = write!(message, " conflicts with {manager:?} using {api_version}:");
+        for c in conflicts.iter().filter(|c| c.manager == manager) {
+            let _ = write!(message, "\n- {}", c.field);
+        }
+    }
+    message
+}

@@ -1,0 +1,180 @@
+//! Patch handling for the API server: JSON merge patch, JSON patch, strategic merge patch and
+//! server-side apply with `managedFields` tracking.
+//!
+//! The server's PATCH handler picks a [`PatchType`] from the request's `Content-Type`, then calls
+//! [`apply_patch`] (or [`server_side_apply`] for apply patches, which need the field manager).
+//! PUT, POST and non-apply PATCH requests call [`record_update_managed_fields`] so that later
+//! applies see who owns what. All list semantics (which lists merge by which key) come from one
+//! table in `strategy.rs`, shared by strategic merge patch, server-side apply and the OpenAPI
+//! documents' `x-kubernetes-patch-*` extensions.
+
+mod apply;
+mod error;
+mod fieldset;
+mod strategic;
+pub(crate) mod strategy;
+#[cfg(test)]
+mod tests;
+
+use std::fmt;
+
+use serde_json::Value;
+
+pub(crate) use apply::{record_update_managed_fields, server_side_apply};
+pub(crate) use error::{FieldConflict, PatchError};
+
+/// A group, version and kind: which schema and list semantics a patch is applied with.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub(crate) struct Gvk {
+    /// API group, empty for the core group.
+    pub(crate) group: String,
+    /// API version, e.g. `v1`.
+    pub(crate) version: String,
+    /// Kind, e.g. `Pod`.
+    pub(crate) kind: String,
+}
+
+impl Gvk {
+    /// A GVK from its parts.
+    pub(crate) fn new(group: &str, version: &str, kind: &str) -> Gvk {
+        Gvk {
+            group: group.to_string(),
+            version: version.to_string(),
+            kind: kind.to_string(),
+        }
+    }
+
+    /// The `apiVersion` string: `v1` for the core group, `group/version` otherwise.
+    pub(crate) fn api_version(&self) -> String {
+        if self.group.is_empty() {
+            self.version.clone()
+        } else {
+            format!("{}/{}", self.group, self.version)
+        }
+    }
+}
+
+impl fmt::Display for Gvk {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}, Kind={}", self.api_version(), self.kind)
+    }
+}
+
+/// The four patch formats kube-apiserver accepts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum PatchType {
+    /// RFC 7386 JSON merge patch (`application/merge-patch+json`).
+    Merge,
+    /// RFC 6902 JSON patch (`application/json-patch+json`).
+    Json,
+    /// Kubernetes strategic merge patch (`application/strategic-merge-patch+json`).
+    StrategicMerge,
+    /// Server-side apply (`application/apply-patch+yaml`).
+    Apply,
+}
+
+impl PatchType {
+    /// The patch type named by a request's `Content-Type` header (parameters ignored).
+    pub(crate) fn from_content_type(content_type: &str) -> Option<PatchType> {
+        let essence = content_type.split(';').next().unwrap_or("").trim();
+        match essence.to_ascii_lowercase().as_str() {
+            "application/merge-patch+json" => Some(PatchType::Merge),
+            "application/json-patch+json" => Some(PatchType::Json),
+            "application/strategic-merge-patch+json" => Some(PatchType::StrategicMerge),
+            "application/apply-patch+yaml" | "application/apply-patch+json" => {
+                Some(PatchType::Apply)
+            }
+            _ => None,
+        }
+    }
+
+    /// The content type a client sends for this patch type.
+    #[cfg(test)]
+    pub(crate) fn content_type(self) -> &'static str {
+        match self {
+            PatchType::Merge => "application/merge-patch+json",
+            PatchType::Json => "application/json-patch+json",
+            PatchType::StrategicMerge => "application/strategic-merge-patch+json",
+            PatchType::Apply => "application/apply-patch+yaml",
+        }
+    }
+}
+
+/// Applies a patch of `patch_type` to `current` and returns the patched object.
+///
+/// `PatchType::Apply` needs a field manager, so it goes through [`server_side_apply`]; called
+/// here it fails like kube-apiserver does without `fieldManager`.
+pub(crate) fn apply_patch(
+    patch_type: PatchType,
+    current: &Value,
+    body: &[u8],
+    gvk: &Gvk,
+) -> Result<Value, PatchError> {
+    let patched = match patch_type {
+        PatchType::Merge => {
+            let patch: Value = parse_json(body, "merge")?;
+            if !patch.is_object() {
+                return Err(PatchError::Malformed(
+                    "a merge patch must be a JSON object".to_string(),
+                ));
+            }
+            let mut doc = current.clone();
+            json_patch::merge(&mut doc, &patch);
+            doc
+        }
+        PatchType::Json => {
+            let ops: json_patch::Patch =
+                serde_json::from_slice(body).map_err(|source| PatchError::Decode {
+                    patch_type: "json",
+                    source,
+                })?;
+            let mut doc = current.clone();
+            json_patch::patch(&mut doc, &ops).map_err(PatchError::from_json_patch)?;
+            doc
+        }
+        PatchType::StrategicMerge => {
+            if !strategy::is_builtin(gvk) {
+                return Err(PatchError::UnsupportedMediaType(format!(
+                    "the body of the request was in an unknown format - accepted media types \
+                     include: application/json-patch+json, application/merge-patch+json, \
+                     application/apply-patch+yaml (strategic merge patch is not supported for {gvk})"
+                )));
+            }
+            let patch: Value = parse_json(body, "strategic merge")?;
+            strategic::apply(current, &patch, gvk)?
+        }
+        PatchType::Apply => return server_side_apply(Some(current), body, "", false, gvk),
+    };
+    check_result(&patched, gvk)?;
+    Ok(patched)
+}
+
+fn parse_json(body: &[u8], patch_type: &'static str) -> Result<Value, PatchError> {
+    serde_json::from_slice(body).map_err(|source| PatchError::Decode { patch_type, source })
+}
+
+/// Checks what kube-apiserver checks after patching: an object of the same kind.
+fn check_result(patched: &Value, gvk: &Gvk) -> Result<(), PatchError> {
+    let Some(object) = patched.as_object() else {
+        return Err(PatchError::Invalid(
+            "the patched document is not a JSON object".to_string(),
+        ));
+    };
+    if let Some(kind) = object.get("kind")
+        && kind.as_str() != Some(gvk.kind.as_str())
+    {
+        return Err(PatchError::Invalid(format!(
+            "kind: Invalid value: {kind}: must be {:?}",
+            gvk.kind
+        )));
+    }
+    if let Some(api_version) = object.get("apiVersion")
+        && api_version.as_str() != Some(gvk.api_version().as_str())
+    {
+        return Err(PatchError::Invalid(format!(
+            "apiVersion: Invalid value: {api_version}: must be {:?}",
+            gvk.api_version()
+        )));
+    }
+    Ok(())
+}

@@ -1,0 +1,282 @@
+//! The list semantics of the built-in types: which lists merge by which key, which are sets.
+//!
+//! One table serves strategic merge patch (`patchMergeKey`/`patchStrategy`), server-side apply
+//! (`listType=map` with `listMapKeys`) and the OpenAPI `x-kubernetes-*` extensions. Lists not
+//! in the table are atomic, as are all lists of custom resources outside `metadata`.
+
+use super::Gvk;
+
+/// How a list field merges.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum ListKind {
+    /// Replaced as a whole.
+    Atomic,
+    /// A set of scalars: merged by union (`patchStrategy: merge` on a primitive list).
+    Set,
+    /// A list of objects keyed by fields: merged element by element.
+    Map {
+        /// The strategic-merge-patch key (`x-kubernetes-patch-merge-key`).
+        merge_key: &'static str,
+        /// The server-side-apply keys (`x-kubernetes-list-map-keys`).
+        keys: &'static [&'static str],
+    },
+}
+
+/// Where a list lives, which decides what its name means.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Context {
+    ObjectMeta,
+    PodSpec,
+    Container,
+    ServiceSpec,
+    NodeSpec,
+    NodeStatus,
+    Status,
+    Other,
+}
+
+const NAME: &[&str] = &["name"];
+
+/// `(context, field, kind)` rows: the merge keys of the built-in types that matter.
+const TABLE: &[(Context, &str, ListKind)] = &[
+    (Context::ObjectMeta, "finalizers", ListKind::Set),
+    (
+        Context::ObjectMeta,
+        "ownerReferences",
+        ListKind::Map {
+            merge_key: "uid",
+            keys: &["uid"],
+        },
+    ),
+    (
+        Context::PodSpec,
+        "containers",
+        ListKind::Map {
+            merge_key: "name",
+            keys: NAME,
+        },
+    ),
+    (
+        Context::PodSpec,
+        "initContainers",
+        ListKind::Map {
+            merge_key: "name",
+            keys: NAME,
+        },
+    ),
+    (
+        Context::PodSpec,
+        "ephemeralContainers",
+        ListKind::Map {
+            merge_key: "name",
+            keys: NAME,
+        },
+    ),
+    (
+        Context::PodSpec,
+        "volumes",
+        ListKind::Map {
+            merge_key: "name",
+            keys: NAME,
+        },
+    ),
+    (
+        Context::PodSpec,
+        "imagePullSecrets",
+        ListKind::Map {
+            merge_key: "name",
+            keys: NAME,
+        },
+    ),
+    (
+        Context::PodSpec,
+        "resourceClaims",
+        ListKind::Map {
+            merge_key: "name",
+            keys: NAME,
+        },
+    ),
+    (
+        Context::PodSpec,
+        "hostAliases",
+        ListKind::Map {
+            merge_key: "ip",
+            keys: &["ip"],
+        },
+    ),
+    (
+        Context::PodSpec,
+        "topologySpreadConstraints",
+        ListKind::Map {
+            merge_key: "topologyKey",
+            keys: &["topologyKey", "whenUnsatisfiable"],
+        },
+    ),
+    (
+        Context::Container,
+        "env",
+        ListKind::Map {
+            merge_key: "name",
+            keys: NAME,
+        },
+    ),
+    (
+        Context::Container,
+        "ports",
+        ListKind::Map {
+            merge_key: "containerPort",
+            keys: &["containerPort", "protocol"],
+        },
+    ),
+    (
+        Context::Container,
+        "volumeMounts",
+        ListKind::Map {
+            merge_key: "mountPath",
+            keys: &["mountPath"],
+        },
+    ),
+    (
+        Context::Container,
+        "volumeDevices",
+        ListKind::Map {
+            merge_key: "devicePath",
+            keys: &["devicePath"],
+        },
+    ),
+    (
+        Context::ServiceSpec,
+        "ports",
+        ListKind::Map {
+            merge_key: "port",
+            keys: &["port", "protocol"],
+        },
+    ),
+    (
+        Context::NodeSpec,
+        "taints",
+        ListKind::Map {
+            merge_key: "key",
+            keys: &["key", "effect"],
+        },
+    ),
+    (
+        Context::NodeStatus,
+        "addresses",
+        ListKind::Map {
+            merge_key: "type",
+            keys: &["type"],
+        },
+    ),
+    (
+        Context::NodeStatus,
+        "conditions",
+        ListKind::Map {
+            merge_key: "type",
+            keys: &["type"],
+        },
+    ),
+    (
+        Context::Status,
+        "conditions",
+        ListKind::Map {
+            merge_key: "type",
+            keys: &["type"],
+        },
+    ),
+];
+
+/// The API groups compiled into kube-apiserver (strategic merge patch works only for these).
+const BUILTIN_GROUPS: &[&str] = &[
+    "",
+    "admissionregistration.k8s.io",
+    "apiextensions.k8s.io",
+    "apiregistration.k8s.io",
+    "apps",
+    "authentication.k8s.io",
+    "authorization.k8s.io",
+    "autoscaling",
+    "batch",
+    "certificates.k8s.io",
+    "coordination.k8s.io",
+    "discovery.k8s.io",
+    "events.k8s.io",
+    "flowcontrol.apiserver.k8s.io",
+    "internal.apiserver.k8s.io",
+    "networking.k8s.io",
+    "node.k8s.io",
+    "policy",
+    "rbac.authorization.k8s.io",
+    "resource.k8s.io",
+    "scheduling.k8s.io",
+    "storage.k8s.io",
+    "storagemigration.k8s.io",
+];
+
+/// Whether `gvk` is a built-in type (not a custom resource).
+pub(crate) fn is_builtin(gvk: &Gvk) -> bool {
+    BUILTIN_GROUPS.contains(&gvk.group.as_str())
+}
+
+/// The semantics of the list at `path` (field names from the object root, no indexes).
+pub(crate) fn list_kind(gvk: &Gvk, path: &[&str]) -> ListKind {
+    let Some((field, parents)) = path.split_last() else {
+        return ListKind::Atomic;
+    };
+    let context = path_context(gvk, parents);
+    if context != Context::ObjectMeta && !is_builtin(gvk) {
+        return ListKind::Atomic;
+    }
+    lookup(context, field)
+}
+
+/// The semantics of `property` of the OpenAPI definition `definition`
+/// (e.g. `io.k8s.api.core.v1.PodSpec`, `containers`).
+pub(crate) fn definition_list_kind(definition: &str, property: &str) -> ListKind {
+    let short = definition.rsplit('.').next().unwrap_or(definition);
+    let context = match short {
+        "ObjectMeta" => Context::ObjectMeta,
+        "PodSpec" => Context::PodSpec,
+        "Container" | "EphemeralContainer" => Context::Container,
+        "ServiceSpec" => Context::ServiceSpec,
+        "NodeSpec" => Context::NodeSpec,
+        "NodeStatus" => Context::NodeStatus,
+        s if s.ends_with("Status") && definition.starts_with("io.k8s.api.") => Context::Status,
+        _ => Context::Other,
+    };
+    lookup(context, property)
+}
+
+fn lookup(context: Context, field: &str) -> ListKind {
+    TABLE
+        .iter()
+        .find(|(c, f, _)| *c == context && *f == field)
+        .map(|(_, _, kind)| *kind)
+        .unwrap_or(ListKind::Atomic)
+}
+
+fn path_context(gvk: &Gvk, parents: &[&str]) -> Context {
+    let kind = gvk.kind.as_str();
+    match parents {
+        [.., "metadata"] if parents.len() == 1 || parents.ends_with(&["template", "metadata"]) => {
+            Context::ObjectMeta
+        }
+        ["spec"] if kind == "Pod" => Context::PodSpec,
+        [.., "template", "spec"] => Context::PodSpec,
+        [
+            "spec",
+            "ephemeralContainers" | "containers" | "initContainers",
+        ] if kind == "Pod" => Context::Container,
+        [
+            ..,
+            "template",
+            "spec",
+            "ephemeralContainers" | "containers" | "initContainers",
+        ] => Context::Container,
+        ["spec"] if kind == "Service" => Context::ServiceSpec,
+        ["spec"] if kind == "Node" => Context::NodeSpec,
+        ["status"] if kind == "Node" => Context::NodeStatus,
+        ["status"] => Context::Status,
+        _ => Context::Other,
+    }
+}

@@ -1,0 +1,52 @@
+//! Response bodies and the helpers that build JSON and `Status` answers.
+
+use std::convert::Infallible;
+
+use bytes::Bytes;
+use http::{HeaderValue, Response, StatusCode, header};
+use http_body_util::combinators::BoxBody;
+use http_body_util::{BodyExt, Full};
+use serde_json::Value;
+
+use crate::status::ApiError;
+
+/// Every response body: a full buffer or a stream (watches).
+pub(crate) type Body = BoxBody<Bytes, Infallible>;
+
+/// A JSON response from already-serialised bytes.
+pub(crate) fn json_bytes(code: u16, bytes: Vec<u8>) -> Response<Body> {
+    let mut resp = Response::new(Full::new(Bytes::from(bytes)).boxed());
+    *resp.status_mut() = StatusCode::from_u16(code).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
+    resp.headers_mut().insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("application/json"),
+    );
+    resp
+}
+
+/// A JSON response.
+pub(crate) fn json(code: u16, value: &Value) -> Response<Body> {
+    json_bytes(code, serde_json::to_vec(value).unwrap_or_default())
+}
+
+/// A `metav1.Status` error response.
+pub(crate) fn error(err: &ApiError) -> Response<Body> {
+    let mut resp = json(err.code, &err.to_status());
+    if let Some(secs) = err.retry_after
+        && let Ok(v) = HeaderValue::from_str(&secs.to_string())
+    {
+        resp.headers_mut().insert(header::RETRY_AFTER, v);
+    }
+    resp
+}
+
+/// A plain-text response (health checks).
+pub(crate) fn text(code: u16, body: &'static str) -> Response<Body> {
+    let mut resp = Response::new(Full::new(Bytes::from_static(body.as_bytes())).boxed());
+    *resp.status_mut() = StatusCode::from_u16(code).unwrap_or(StatusCode::OK);
+    resp.headers_mut().insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("text/plain; charset=utf-8"),
+    );
+    resp
+}

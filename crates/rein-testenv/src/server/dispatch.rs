@@ -1,0 +1,115 @@
+//! Per-request pipeline: pause, latency, authentication, injected faults, routing, logging.
+
+use std::convert::Infallible;
+use std::sync::Arc;
+
+use http::{Method, Request, Response, header};
+use hyper::body::Incoming;
+use serde_json::json;
+
+use super::body::{self, Body};
+use super::route::{self, Route};
+use super::{State, discovery, objects};
+use crate::requests::RequestRecord;
+use crate::status::ApiError;
+
+/// Answers one request.
+pub(crate) async fn handle(
+    state: Arc<State>,
+    req: Request<Incoming>,
+) -> Result<Response<Body>, Infallible> {
+    state.faults.inner.wait_unpaused().await;
+    let latency = *state.faults.inner.latency.lock();
+    if !latency.is_zero() {
+        tokio::time::sleep(latency).await;
+    }
+    let method = req.method().clone();
+    let path = req.uri().path().to_string();
+    let query = req.uri().query().map(str::to_string);
+    let resp = answer(&state, req, &path).await;
+    state.log.lock().push(RequestRecord {
+        method: method.to_string(),
+        path,
+        query,
+        status: resp.status().as_u16(),
+    });
+    Ok(resp)
+}
+
+async fn answer(state: &Arc<State>, req: Request<Incoming>, path: &str) -> Response<Body> {
+    let public = matches!(path, "/healthz" | "/readyz" | "/livez" | "/version");
+    if let Some(token) = &state.token
+        && !public
+    {
+        let sent = req
+            .headers()
+            .get(header::AUTHORIZATION)
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.strip_prefix("Bearer "));
+        if sent != Some(token.as_str()) {
+            return body::error(&ApiError::unauthorized());
+        }
+    }
+    if let Some(fault) = state.faults.inner.take(path) {
+        let mut err = match fault.code {
+            429 => ApiError::new(
+                429,
+                "TooManyRequests",
+                "the server has received too many requests and has asked us to try again later",
+            ),
+            code => ApiError::new(
+                code,
+                "InternalError",
+                "an error on the server (\"injected fault\") has prevented the request from succeeding",
+            ),
+        };
+        err.retry_after = fault.retry_after_secs;
+        return body::error(&err);
+    }
+    let Some(route) = route::parse(path, &state.catalogue) else {
+        return body::error(&ApiError::no_route());
+    };
+    let get_only = !matches!(route, Route::Resource(_));
+    if get_only && req.method() != Method::GET && req.method() != Method::HEAD {
+        return body::error(&ApiError::method_not_allowed());
+    }
+    match route {
+        Route::Version => body::json(200, &discovery::version()),
+        Route::Health => body::text(200, "ok"),
+        Route::CoreVersions => body::json(
+            200,
+            &json!({
+                "kind": "APIVersions",
+                "versions": ["v1"],
+                "serverAddressByClientCIDRs": [{"clientCIDR": "0.0.0.0/0", "serverAddress": state.server_address}],
+            }),
+        ),
+        Route::Groups => body::json(200, &discovery::group_list(&state.catalogue)),
+        Route::Group(group) => match discovery::group(&state.catalogue, &group) {
+            Some(g) => body::json(200, &g),
+            None => body::error(&ApiError::no_route()),
+        },
+        Route::ResourceList { group, version } => {
+            match discovery::resource_list(&state.catalogue, &group, &version) {
+                Some(list) => body::json(200, &list),
+                None => body::error(&ApiError::no_route()),
+            }
+        }
+        Route::OpenApiV2 => {
+            let crds = crate::ops::crd_schemas(&state.store.lock());
+            body::json(200, &crate::openapi::v2_document(&crds))
+        }
+        Route::OpenApiV3 => {
+            let crds = crate::ops::crd_schemas(&state.store.lock());
+            body::json(200, &crate::openapi::v3_index(&crds))
+        }
+        Route::OpenApiV3Gv { group, version } => {
+            let crds = crate::ops::crd_schemas(&state.store.lock());
+            match crate::openapi::v3_group_version(&group, &version, &crds) {
+                Some(doc) => body::json(200, &doc),
+                None => body::error(&ApiError::no_route()),
+            }
+        }
+        Route::Resource(target) => objects::handle(state, req, target).await,
+    }
+}

@@ -1,0 +1,165 @@
+//! List: selectors, `resourceVersion`/`resourceVersionMatch`, and `limit`/`continue` paging
+//! over one consistent snapshot (410 Expired once the snapshot's history is compacted).
+
+use std::io::Write as _;
+use std::sync::Arc;
+
+use base64::Engine as _;
+use base64::engine::general_purpose::URL_SAFE_NO_PAD;
+use http::{HeaderMap, Response};
+use serde_json::{Value, json};
+
+use super::body::{self, Body};
+use super::query::Query;
+use super::route::ResourcePath;
+use super::{State, table};
+use crate::selectors::{FieldSelector, LabelSelector};
+use crate::status::ApiError;
+use crate::store::{ObjKey, object_key};
+
+/// Answers a list request.
+pub(crate) fn serve(
+    state: &Arc<State>,
+    path: &ResourcePath,
+    q: &Query,
+    headers: &HeaderMap,
+) -> Response<Body> {
+    match list(state, path, q, headers) {
+        Ok(resp) => resp,
+        Err(e) => body::error(&e),
+    }
+}
+
+fn list(
+    state: &Arc<State>,
+    path: &ResourcePath,
+    q: &Query,
+    headers: &HeaderMap,
+) -> Result<Response<Body>, ApiError> {
+    let def = &path.def;
+    let labels = LabelSelector::parse(q.label_selector.as_deref().unwrap_or(""))?;
+    let fields = FieldSelector::parse(q.field_selector.as_deref().unwrap_or(""))?;
+    let namespace = path.namespace.as_deref().filter(|_| def.namespaced);
+    let (snapshot_rv, start_after) = match &q.continue_token {
+        Some(token) => {
+            let (rv, key) = decode_continue(token)?;
+            (Some(rv), Some(key))
+        }
+        None => {
+            let exact = q.resource_version_match.as_deref() == Some("Exact");
+            let rv = match &q.resource_version {
+                Some(rv) if exact => Some(rv.parse::<u64>().map_err(|_| {
+                    ApiError::bad_request(format!("invalid resource version: {rv}"))
+                })?),
+                _ => None,
+            };
+            (rv, None)
+        }
+    };
+    let (items, list_rv) = {
+        let txn = state.store.lock();
+        match snapshot_rv {
+            None => (txn.list(&def.key(), namespace), txn.rv()),
+            Some(rv) => {
+                let items = txn.list_at(&def.key(), namespace, rv).map_err(|_| {
+                    if q.continue_token.is_some() {
+                        ApiError::expired(
+                            "The provided continue parameter is too old to display a consistent \
+                             list result. You can start a new list without the continue \
+                             parameter, or use the continue token in this response to retrieve \
+                             the remainder of the results.",
+                        )
+                    } else {
+                        ApiError::expired(format!("too old resource version: {rv}"))
+                    }
+                })?;
+                (items, rv)
+            }
+        }
+    };
+    let start = match &start_after {
+        Some(key) => items.partition_point(|o| &object_key(o) <= key),
+        None => 0,
+    };
+    let mut page: Vec<&Arc<Value>> = Vec::new();
+    let mut more = false;
+    let mut remaining = 0usize;
+    let filtered = q.label_selector.is_some() || q.field_selector.is_some();
+    for obj in &items[start..] {
+        if !(labels.matches(obj) && fields.matches(obj)) {
+            continue;
+        }
+        if q.limit.is_some_and(|l| page.len() >= l) {
+            more = true;
+            remaining += 1;
+            if filtered {
+                break;
+            }
+            continue;
+        }
+        page.push(obj);
+    }
+    let api_version = def.api_version(&path.version);
+    let continue_token = match page.last() {
+        Some(last) if more => Some(encode_continue(list_rv, &object_key(last))),
+        _ => None,
+    };
+    if table::wanted(headers) {
+        return Ok(body::json(
+            200,
+            &table::table(def, &page, list_rv, continue_token.as_deref()),
+        ));
+    }
+    let mut meta = json!({"resourceVersion": list_rv.to_string()});
+    if let Some(token) = continue_token {
+        meta["continue"] = json!(token);
+        if !filtered {
+            meta["remainingItemCount"] = json!(remaining);
+        }
+    }
+    let mut out = Vec::with_capacity(64 + page.len() * 512);
+    let _ = write!(
+        out,
+        "{{\"kind\":{},\"apiVersion\":{},\"metadata\":{},\"items\":[",
+        json!(def.list_kind()),
+        json!(api_version),
+        meta
+    );
+    for (i, obj) in page.iter().enumerate() {
+        if i > 0 {
+            out.push(b',');
+        }
+        write_object(&mut out, obj, &api_version);
+    }
+    out.extend_from_slice(b"]}");
+    Ok(body::json_bytes(200, out))
+}
+
+/// Serialises `obj` as `api_version`.
+pub(crate) fn write_object(out: &mut Vec<u8>, obj: &Value, api_version: &str) {
+    match crate::ops::as_version(obj, api_version) {
+        Some(converted) => {
+            let _ = serde_json::to_writer(&mut *out, &converted);
+        }
+        None => {
+            let _ = serde_json::to_writer(&mut *out, obj);
+        }
+    }
+}
+
+fn encode_continue(rv: u64, key: &ObjKey) -> String {
+    let raw = json!({"rv": rv, "ns": key.0, "name": key.1}).to_string();
+    URL_SAFE_NO_PAD.encode(raw)
+}
+
+fn decode_continue(token: &str) -> Result<(u64, ObjKey), ApiError> {
+    let bad = || ApiError::bad_request("continue key is not valid");
+    let raw = URL_SAFE_NO_PAD
+        .decode(token.trim_end_matches('='))
+        .map_err(|_| bad())?;
+    let v: Value = serde_json::from_slice(&raw).map_err(|_| bad())?;
+    let rv = v.get("rv").and_then(Value::as_u64).ok_or_else(bad)?;
+    let ns = v.get("ns").and_then(Value::as_str).ok_or_else(bad)?;
+    let name = v.get("name").and_then(Value::as_str).ok_or_else(bad)?;
+    Ok((rv, (ns.to_string(), name.to_string())))
+}

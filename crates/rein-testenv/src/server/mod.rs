@@ -1,0 +1,86 @@
+//! The HTTP server: accepts connections (plain or TLS), authenticates, applies injected
+//! faults, logs requests and dispatches them to the discovery, OpenAPI and resource handlers.
+
+mod body;
+mod discovery;
+mod dispatch;
+mod list;
+mod objects;
+mod query;
+mod route;
+mod scale;
+mod table;
+mod watch;
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use hyper::service::service_fn;
+use hyper_util::rt::{TokioExecutor, TokioIo};
+use parking_lot::Mutex;
+use tokio::net::TcpListener;
+use tokio_util::sync::CancellationToken;
+
+use crate::faults::Faults;
+use crate::requests::RequestRecord;
+use crate::resources::Catalogue;
+use crate::store::Store;
+
+/// Everything the handlers share.
+#[derive(Debug)]
+pub(crate) struct State {
+    pub(crate) catalogue: Catalogue,
+    pub(crate) store: Arc<Store>,
+    pub(crate) faults: Faults,
+    pub(crate) log: Mutex<Vec<RequestRecord>>,
+    pub(crate) token: Option<String>,
+    pub(crate) bookmark_interval: Duration,
+    pub(crate) shutdown: CancellationToken,
+    pub(crate) server_address: String,
+}
+
+/// Accepts connections until `state.shutdown` is cancelled.
+pub(crate) async fn serve(
+    listener: TcpListener,
+    tls: Option<tokio_rustls::TlsAcceptor>,
+    state: Arc<State>,
+) {
+    loop {
+        let accepted = tokio::select! {
+            () = state.shutdown.cancelled() => return,
+            accepted = listener.accept() => accepted,
+        };
+        let Ok((stream, _peer)) = accepted else {
+            continue;
+        };
+        let _ = stream.set_nodelay(true);
+        let state = state.clone();
+        let tls = tls.clone();
+        tokio::spawn(async move {
+            let service = {
+                let state = state.clone();
+                service_fn(move |req| dispatch::handle(state.clone(), req))
+            };
+            let builder = hyper_util::server::conn::auto::Builder::new(TokioExecutor::new());
+            match tls {
+                None => {
+                    let conn = builder.serve_connection(TokioIo::new(stream), service);
+                    tokio::select! {
+                        _ = conn => {}
+                        () = state.shutdown.cancelled() => {}
+                    }
+                }
+                Some(acceptor) => {
+                    let Ok(stream) = acceptor.accept(stream).await else {
+                        return;
+                    };
+                    let conn = builder.serve_connection(TokioIo::new(stream), service);
+                    tokio::select! {
+                        _ = conn => {}
+                        () = state.shutdown.cancelled() => {}
+                    }
+                }
+            }
+        });
+    }
+}

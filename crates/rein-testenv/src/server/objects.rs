@@ -1,0 +1,504 @@
+//! Resource requests: get, create, update, patch, delete and deletecollection (list and watch
+//! are in their own modules), for objects and their `status` and `scale` subresources.
+
+use std::sync::Arc;
+
+use bytes::Bytes;
+use http::{HeaderValue, Method, Request, Response, header};
+use http_body_util::BodyExt;
+use hyper::body::Incoming;
+use serde_json::{Value, json};
+
+use super::body::{self, Body};
+use super::query::Query;
+use super::route::ResourcePath;
+use super::{State, list, scale, watch};
+use crate::ops::{self, DeleteOpts, DeleteOutcome, Propagation, Subresource, Target, WriteOpts};
+use crate::patch::{self, PatchType};
+use crate::selectors::{FieldSelector, LabelSelector};
+use crate::status::{self, ApiError};
+use crate::store::{ObjKey, Txn, object_key};
+
+/// A handler's answer: a status code and a JSON object, or an error; plus warnings.
+pub(crate) struct Answer {
+    code: u16,
+    body: Value,
+    warnings: Vec<String>,
+}
+
+/// Answers a request on a resource path.
+pub(crate) async fn handle(
+    state: &Arc<State>,
+    req: Request<Incoming>,
+    path: ResourcePath,
+) -> Response<Body> {
+    let q = match Query::parse(req.uri().query()) {
+        Ok(q) => q,
+        Err(e) => return body::error(&e),
+    };
+    let method = req.method().clone();
+    let wants_table = super::table::wanted(req.headers());
+    let is_watch = q.watch || path.watch_prefix;
+    if method == Method::GET && (path.name.is_none() || is_watch) {
+        if path.subresource.is_some() {
+            return body::error(&ApiError::no_route());
+        }
+        if is_watch {
+            return watch::serve(state, &path, &q);
+        }
+        return list::serve(state, &path, &q, req.headers());
+    }
+    let content_type = req
+        .headers()
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or("application/json")
+        .to_string();
+    let user_agent = req
+        .headers()
+        .get(header::USER_AGENT)
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or("")
+        .to_string();
+    let bytes = match req.into_body().collect().await {
+        Ok(b) => b.to_bytes(),
+        Err(_) => return body::error(&ApiError::bad_request("reading the request body")),
+    };
+    let field_manager = q
+        .field_manager
+        .clone()
+        .unwrap_or_else(|| user_agent.split('/').next().unwrap_or("").to_string());
+    let ctx = Ctx {
+        state,
+        path: &path,
+        q: &q,
+        bytes: &bytes,
+        content_type: &content_type,
+        field_manager,
+    };
+    let answer = match (method, path.name.as_deref(), path.subresource.as_deref()) {
+        (Method::POST, None, None) => ctx.create(),
+        (Method::GET, Some(name), sub) => ctx.get(name, sub),
+        (Method::PUT, Some(name), sub) => ctx.update(name, sub),
+        (Method::PATCH, Some(name), sub) => ctx.patch(name, sub),
+        (Method::DELETE, Some(name), None) => ctx.delete(name),
+        (Method::DELETE, None, None) => ctx.delete_collection(),
+        _ => Err(ApiError::method_not_allowed()),
+    };
+    match answer {
+        Ok(a) => {
+            let mut resp = if wants_table
+                && a.code == 200
+                && path.subresource.is_none()
+                && a.body.get("kind").and_then(Value::as_str) == Some(path.def.kind.as_str())
+            {
+                let obj = Arc::new(a.body);
+                let rv = state.store.current_rv();
+                body::json(200, &super::table::table(&path.def, &[&obj], rv, None))
+            } else {
+                body::json(a.code, &a.body)
+            };
+            for w in a.warnings {
+                if let Ok(v) = HeaderValue::from_str(&format!(
+                    "299 - {}",
+                    serde_json::to_string(&w).unwrap_or_default()
+                )) {
+                    resp.headers_mut().append(header::WARNING, v);
+                }
+            }
+            resp
+        }
+        Err(e) => body::error(&e),
+    }
+}
+
+/// One request's inputs.
+struct Ctx<'a> {
+    state: &'a Arc<State>,
+    path: &'a ResourcePath,
+    q: &'a Query,
+    bytes: &'a Bytes,
+    content_type: &'a str,
+    field_manager: String,
+}
+
+impl Ctx<'_> {
+    fn target(&self) -> Target<'_> {
+        Target {
+            catalogue: &self.state.catalogue,
+            def: &self.path.def,
+            version: &self.path.version,
+        }
+    }
+
+    fn api_version(&self) -> String {
+        self.path.def.api_version(&self.path.version)
+    }
+
+    fn key(&self, name: &str) -> Result<ObjKey, ApiError> {
+        if self.path.def.namespaced {
+            let ns = self
+                .path
+                .namespace
+                .clone()
+                .ok_or_else(ApiError::method_not_allowed)?;
+            Ok((ns, name.to_string()))
+        } else {
+            Ok((String::new(), name.to_string()))
+        }
+    }
+
+    fn write_opts(&self) -> WriteOpts {
+        WriteOpts {
+            dry_run: self.q.dry_run,
+            field_manager: self.field_manager.clone(),
+        }
+    }
+
+    fn out(&self, obj: &Value) -> Value {
+        ops::as_version(obj, &self.api_version()).unwrap_or_else(|| obj.clone())
+    }
+
+    fn decode(&self) -> Result<Value, ApiError> {
+        let ct = self.content_type.to_ascii_lowercase();
+        if ct.contains("yaml") {
+            return serde_yaml::from_slice(self.bytes).map_err(|e| {
+                ApiError::bad_request(format!("decoding the YAML request body: {e}"))
+            });
+        }
+        serde_json::from_slice(self.bytes)
+            .map_err(|e| ApiError::bad_request(format!("decoding the JSON request body: {e}")))
+    }
+
+    /// `fieldValidation`: Strict refuses unknown fields, Warn reports them.
+    fn validate_fields(&self, txn: &Txn<'_>, obj: &Value) -> Result<Vec<String>, ApiError> {
+        let mode = self.q.field_validation.as_deref().unwrap_or("");
+        if mode != "Strict" && mode != "Warn" {
+            return Ok(Vec::new());
+        }
+        let crds = ops::crd_schemas(txn);
+        let unknown = crate::openapi::unknown_fields(&self.target().gvk(), &crds, obj);
+        if unknown.is_empty() {
+            return Ok(Vec::new());
+        }
+        let list: Vec<String> = unknown
+            .iter()
+            .map(|f| format!("unknown field \"{f}\""))
+            .collect();
+        if mode == "Strict" {
+            return Err(ApiError::bad_request(format!(
+                "strict decoding error: {}",
+                list.join(", ")
+            )));
+        }
+        Ok(list)
+    }
+
+    fn get(&self, name: &str, sub: Option<&str>) -> Result<Answer, ApiError> {
+        let key = self.key(name)?;
+        let txn = self.state.store.lock();
+        let obj = txn
+            .get(&self.path.def.key(), &key)
+            .ok_or_else(|| ApiError::not_found(&self.path.def, name))?;
+        drop(txn);
+        let body = match sub {
+            None | Some("status") => self.out(&obj),
+            Some("scale") => scale::to_scale(&self.path.def, &obj)?,
+            Some(_) => return Err(ApiError::no_route()),
+        };
+        Ok(Answer {
+            code: 200,
+            body,
+            warnings: Vec::new(),
+        })
+    }
+
+    fn create(&self) -> Result<Answer, ApiError> {
+        let def = &self.path.def;
+        if def.namespaced && self.path.namespace.is_none() {
+            return Err(ApiError::method_not_allowed());
+        }
+        let obj = self.decode()?;
+        let mut txn = self.state.store.lock();
+        let warnings = self.validate_fields(&txn, &obj)?;
+        let stored = ops::create(
+            &mut txn,
+            self.target(),
+            self.path.namespace.as_deref(),
+            obj,
+            &self.write_opts(),
+        )?;
+        drop(txn);
+        Ok(Answer {
+            code: 201,
+            body: self.out(&stored),
+            warnings,
+        })
+    }
+
+    fn update(&self, name: &str, sub: Option<&str>) -> Result<Answer, ApiError> {
+        let key = self.key(name)?;
+        let obj = self.decode()?;
+        let mut txn = self.state.store.lock();
+        let sub = match sub {
+            None => Subresource::Main,
+            Some("status") if self.path.def.status => Subresource::Status,
+            Some("scale") if self.path.def.scale.is_some() => {
+                let current = txn
+                    .get(&self.path.def.key(), &key)
+                    .ok_or_else(|| ApiError::not_found(&self.path.def, name))?;
+                let updated = scale::apply_scale(&self.path.def, &current, &obj)?;
+                let stored = ops::update(
+                    &mut txn,
+                    self.target(),
+                    &key,
+                    updated,
+                    Subresource::Main,
+                    &self.write_opts(),
+                )?;
+                return Ok(Answer {
+                    code: 200,
+                    body: scale::to_scale(&self.path.def, &stored)?,
+                    warnings: Vec::new(),
+                });
+            }
+            Some(_) => return Err(ApiError::no_route()),
+        };
+        let warnings = self.validate_fields(&txn, &obj)?;
+        let stored = ops::update(&mut txn, self.target(), &key, obj, sub, &self.write_opts())?;
+        drop(txn);
+        Ok(Answer {
+            code: 200,
+            body: self.out(&stored),
+            warnings,
+        })
+    }
+
+    fn patch(&self, name: &str, sub: Option<&str>) -> Result<Answer, ApiError> {
+        let key = self.key(name)?;
+        let def = &self.path.def;
+        let patch_type = PatchType::from_content_type(self.content_type).ok_or_else(|| {
+            ApiError::new(
+                415,
+                "UnsupportedMediaType",
+                format!("the body of the request was in an unknown format - accepted media types include: application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml (got {})", self.content_type),
+            )
+        })?;
+        let gvk = self.target().gvk();
+        let mut txn = self.state.store.lock();
+        let current = txn.get(&def.key(), &key);
+        let sub_kind = match sub {
+            None => Subresource::Main,
+            Some("status") if def.status => Subresource::Status,
+            Some("scale") if def.scale.is_some() => {
+                let current = current.ok_or_else(|| ApiError::not_found(def, name))?;
+                let scale_obj = scale::to_scale(def, &current)?;
+                let scale_gvk = patch::Gvk::new("autoscaling", "v1", "Scale");
+                let patched = match patch_type {
+                    PatchType::Apply => {
+                        return Err(ApiError::new(
+                            415,
+                            "UnsupportedMediaType",
+                            "apply patches are not supported on the scale subresource",
+                        ));
+                    }
+                    other => patch::apply_patch(other, &scale_obj, self.bytes, &scale_gvk)?,
+                };
+                let updated = scale::apply_scale(def, &current, &patched)?;
+                let stored = ops::update(
+                    &mut txn,
+                    self.target(),
+                    &key,
+                    updated,
+                    Subresource::Main,
+                    &self.write_opts(),
+                )?;
+                return Ok(Answer {
+                    code: 200,
+                    body: scale::to_scale(def, &stored)?,
+                    warnings: Vec::new(),
+                });
+            }
+            Some(_) => return Err(ApiError::no_route()),
+        };
+        let api_version = self.api_version();
+        let current_view = current
+            .as_ref()
+            .map(|c| ops::as_version(c, &api_version).unwrap_or_else(|| (**c).clone()));
+        if patch_type == PatchType::Apply {
+            let manager = self.q.field_manager.clone().unwrap_or_default();
+            let applied = patch::server_side_apply(
+                current_view.as_ref(),
+                self.bytes,
+                &manager,
+                self.q.force,
+                &gvk,
+            )?;
+            let warnings = self.validate_fields(&txn, &applied)?;
+            let opts = WriteOpts {
+                dry_run: self.q.dry_run,
+                field_manager: String::new(),
+            };
+            let (code, stored) = match current {
+                None => {
+                    if sub_kind == Subresource::Status {
+                        return Err(ApiError::not_found(def, name));
+                    }
+                    let mut applied = applied;
+                    applied["metadata"]["name"] = json!(name);
+                    (
+                        201,
+                        ops::create(
+                            &mut txn,
+                            self.target(),
+                            self.path.namespace.as_deref(),
+                            applied,
+                            &opts,
+                        )?,
+                    )
+                }
+                Some(_) => (
+                    200,
+                    ops::update(&mut txn, self.target(), &key, applied, sub_kind, &opts)?,
+                ),
+            };
+            return Ok(Answer {
+                code,
+                body: self.out(&stored),
+                warnings,
+            });
+        }
+        let current_view = current_view.ok_or_else(|| ApiError::not_found(def, name))?;
+        let patched = patch::apply_patch(patch_type, &current_view, self.bytes, &gvk)?;
+        let warnings = self.validate_fields(&txn, &patched)?;
+        let stored = ops::update(
+            &mut txn,
+            self.target(),
+            &key,
+            patched,
+            sub_kind,
+            &self.write_opts(),
+        )?;
+        drop(txn);
+        Ok(Answer {
+            code: 200,
+            body: self.out(&stored),
+            warnings,
+        })
+    }
+
+    fn delete_opts(&self) -> Result<DeleteOpts, ApiError> {
+        let mut opts = DeleteOpts {
+            dry_run: self.q.dry_run,
+            grace_period: self.q.grace_period_seconds,
+            ..DeleteOpts::default()
+        };
+        let mut policy = self.q.propagation_policy.clone();
+        let mut orphan = self.q.orphan_dependents;
+        if !self.bytes.is_empty() {
+            let body: Value = serde_json::from_slice(self.bytes)
+                .map_err(|e| ApiError::bad_request(format!("decoding DeleteOptions: {e}")))?;
+            if let Some(p) = body.get("propagationPolicy").and_then(Value::as_str) {
+                policy = Some(p.to_string());
+            }
+            if let Some(o) = body.get("orphanDependents").and_then(Value::as_bool) {
+                orphan = Some(o);
+            }
+            if let Some(g) = body.get("gracePeriodSeconds").and_then(Value::as_i64) {
+                opts.grace_period = Some(g);
+            }
+            if let Some(dry) = body.get("dryRun").and_then(Value::as_array) {
+                opts.dry_run |= dry.iter().any(|d| d.as_str() == Some("All"));
+            }
+            opts.precondition_uid = body
+                .pointer("/preconditions/uid")
+                .and_then(Value::as_str)
+                .map(str::to_string);
+            opts.precondition_rv = body
+                .pointer("/preconditions/resourceVersion")
+                .and_then(Value::as_str)
+                .map(str::to_string);
+        }
+        opts.propagation = match policy.as_deref() {
+            Some("Foreground") => Some(Propagation::Foreground),
+            Some("Background") => Some(Propagation::Background),
+            Some("Orphan") => Some(Propagation::Orphan),
+            Some(other) => {
+                return Err(ApiError::bad_request(format!(
+                    "DeleteOptions.meta.k8s.io is invalid: propagationPolicy: Unsupported value: \"{other}\""
+                )));
+            }
+            None => orphan.map(|o| {
+                if o {
+                    Propagation::Orphan
+                } else {
+                    Propagation::Background
+                }
+            }),
+        };
+        Ok(opts)
+    }
+
+    fn delete(&self, name: &str) -> Result<Answer, ApiError> {
+        let key = self.key(name)?;
+        let opts = self.delete_opts()?;
+        let def = &self.path.def;
+        let mut txn = self.state.store.lock();
+        let outcome = ops::delete(&mut txn, self.target(), &key, &opts)?;
+        drop(txn);
+        Ok(match outcome {
+            DeleteOutcome::Pending(obj) => Answer {
+                code: 202,
+                body: self.out(&obj),
+                warnings: Vec::new(),
+            },
+            DeleteOutcome::Gone(obj) => {
+                let returns_object = def.custom || (def.group.is_empty() && def.plural == "pods");
+                let body = if returns_object {
+                    self.out(&obj)
+                } else {
+                    status::success(def, name, crate::store::uid_of(&obj))
+                };
+                Answer {
+                    code: 200,
+                    body,
+                    warnings: Vec::new(),
+                }
+            }
+        })
+    }
+
+    fn delete_collection(&self) -> Result<Answer, ApiError> {
+        let def = &self.path.def;
+        let opts = self.delete_opts()?;
+        let labels = LabelSelector::parse(self.q.label_selector.as_deref().unwrap_or(""))?;
+        let fields = FieldSelector::parse(self.q.field_selector.as_deref().unwrap_or(""))?;
+        let mut txn = self.state.store.lock();
+        let victims: Vec<Arc<Value>> = txn
+            .list(&def.key(), self.path.namespace.as_deref())
+            .into_iter()
+            .filter(|o| labels.matches(o) && fields.matches(o))
+            .collect();
+        let mut items = Vec::new();
+        for obj in victims {
+            let key = object_key(&obj);
+            match ops::delete(&mut txn, self.target(), &key, &opts) {
+                Ok(DeleteOutcome::Gone(o) | DeleteOutcome::Pending(o)) => items.push(self.out(&o)),
+                Err(e) if e.code == 404 => {}
+                Err(e) => return Err(e),
+            }
+        }
+        let rv = txn.rv();
+        drop(txn);
+        Ok(Answer {
+            code: 200,
+            body: json!({
+                "kind": def.list_kind(),
+                "apiVersion": self.api_version(),
+                "metadata": {"resourceVersion": rv.to_string()},
+                "items": items,
+            }),
+            warnings: Vec::new(),
+        })
+    }
+}

@@ -1,0 +1,259 @@
+//! Watch: a chunked stream of JSON events from a resourceVersion, with selectors (including
+//! the ADDED/DELETED transitions a selector implies), bookmarks, `timeoutSeconds`, streaming
+//! lists (`sendInitialEvents`), and 410 Expired as an ERROR event.
+
+use std::convert::Infallible;
+use std::io::Write as _;
+use std::sync::Arc;
+use std::time::Duration;
+
+use bytes::Bytes;
+use http::{HeaderValue, Response, StatusCode, header};
+use http_body_util::{BodyExt, StreamBody};
+use hyper::body::Frame;
+use serde_json::{Value, json};
+use tokio::sync::mpsc;
+
+use super::State;
+use super::body::{self, Body};
+use super::list::write_object;
+use super::query::Query;
+use super::route::ResourcePath;
+use crate::selectors::{FieldSelector, LabelSelector};
+use crate::status::ApiError;
+use crate::store::{Event, EventType, Subscription, WatchStart};
+
+/// What one watch sends: which namespace, which selectors, as which version.
+struct Filter {
+    namespace: Option<String>,
+    labels: LabelSelector,
+    fields: FieldSelector,
+    api_version: String,
+    kind: String,
+}
+
+impl Filter {
+    fn matches(&self, obj: &Value) -> bool {
+        if let Some(ns) = &self.namespace
+            && obj.pointer("/metadata/namespace").and_then(Value::as_str) != Some(ns.as_str())
+        {
+            return false;
+        }
+        self.labels.matches(obj) && self.fields.matches(obj)
+    }
+
+    /// The event type this watch reports for `event`, if any.
+    fn translate(&self, event: &Event) -> Option<EventType> {
+        let now = self.matches(&event.object);
+        let before = event.old.as_deref().is_some_and(|o| self.matches(o));
+        match event.kind {
+            EventType::Added => now.then_some(EventType::Added),
+            EventType::Deleted => (before || now).then_some(EventType::Deleted),
+            EventType::Modified => match (before, now) {
+                (true, true) => Some(EventType::Modified),
+                (false, true) => Some(EventType::Added),
+                (true, false) => Some(EventType::Deleted),
+                (false, false) => None,
+            },
+        }
+    }
+
+    fn encode_into(&self, out: &mut Vec<u8>, kind: EventType, event: &Event) {
+        let obj = &event.object;
+        let _ = write!(out, "{{\"type\":\"{}\",\"object\":", kind.as_str());
+        if obj.get("apiVersion").and_then(Value::as_str) == Some(self.api_version.as_str()) {
+            out.extend_from_slice(event.encoded());
+        } else {
+            write_object(out, obj, &self.api_version);
+        }
+        out.extend_from_slice(b"}\n");
+    }
+
+    fn bookmark(&self, rv: u64, initial_end: bool) -> Bytes {
+        let mut meta = json!({"resourceVersion": rv.to_string()});
+        if initial_end {
+            meta["annotations"] = json!({"k8s.io/initial-events-end": "true"});
+        }
+        let event = json!({
+            "type": "BOOKMARK",
+            "object": {"kind": self.kind, "apiVersion": self.api_version, "metadata": meta},
+        });
+        let mut out = serde_json::to_vec(&event).unwrap_or_default();
+        out.push(b'\n');
+        Bytes::from(out)
+    }
+}
+
+/// Answers a watch request with a streaming body.
+pub(crate) fn serve(state: &Arc<State>, path: &ResourcePath, q: &Query) -> Response<Body> {
+    match start(state, path, q) {
+        Ok(resp) => resp,
+        Err(e) => body::error(&e),
+    }
+}
+
+fn start(state: &Arc<State>, path: &ResourcePath, q: &Query) -> Result<Response<Body>, ApiError> {
+    let def = &path.def;
+    let mut fields = q.field_selector.clone().unwrap_or_default();
+    if let Some(name) = &path.name {
+        if !fields.is_empty() {
+            fields.push(',');
+        }
+        fields.push_str(&format!("metadata.name={name}"));
+    }
+    let filter = Filter {
+        namespace: path.namespace.clone().filter(|_| def.namespaced),
+        labels: LabelSelector::parse(q.label_selector.as_deref().unwrap_or(""))?,
+        fields: FieldSelector::parse(&fields)?,
+        api_version: def.api_version(&path.version),
+        kind: def.kind.clone(),
+    };
+    let initial_events = q.send_initial_events;
+    if initial_events && q.resource_version_match.as_deref() != Some("NotOlderThan") {
+        return Err(ApiError::invalid(
+            def,
+            "",
+            "resourceVersionMatch",
+            "Forbidden: sendInitialEvents requires setting resourceVersionMatch to NotOlderThan",
+        ));
+    }
+    let start = match q.resource_version.as_deref() {
+        None | Some("0") | Some("") => WatchStart::Now,
+        Some(_) if initial_events => WatchStart::Now,
+        Some(rv) => WatchStart::After(
+            rv.parse()
+                .map_err(|_| ApiError::bad_request(format!("invalid resource version: {rv}")))?,
+        ),
+    };
+    let (tx, rx) = mpsc::channel::<Bytes>(256);
+    let subscription = state
+        .store
+        .lock()
+        .subscribe(&def.key(), start, filter.namespace.as_deref());
+    match subscription {
+        Ok(sub) => {
+            let job = WatchJob {
+                state: state.clone(),
+                filter,
+                tx,
+                bookmarks: q.allow_bookmarks,
+                initial_end: initial_events && q.allow_bookmarks,
+                timeout: q.timeout_seconds.map(Duration::from_secs),
+            };
+            tokio::spawn(job.run(sub));
+        }
+        Err(expired) => {
+            let status = ApiError::expired(format!(
+                "too old resource version: {} ({})",
+                expired.requested, expired.oldest
+            ))
+            .to_status();
+            let event = json!({"type": "ERROR", "object": status});
+            let mut line = serde_json::to_vec(&event).unwrap_or_default();
+            line.push(b'\n');
+            let _ = tx.try_send(Bytes::from(line));
+            drop(tx);
+        }
+    }
+    let stream = futures::stream::unfold(rx, |mut rx| async move {
+        rx.recv()
+            .await
+            .map(|b| (Ok::<_, Infallible>(Frame::data(b)), rx))
+    });
+    let mut resp = Response::new(StreamBody::new(stream).boxed());
+    *resp.status_mut() = StatusCode::OK;
+    resp.headers_mut().insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("application/json"),
+    );
+    Ok(resp)
+}
+
+/// The task feeding one watch response.
+struct WatchJob {
+    state: Arc<State>,
+    filter: Filter,
+    tx: mpsc::Sender<Bytes>,
+    bookmarks: bool,
+    initial_end: bool,
+    timeout: Option<Duration>,
+}
+
+/// Events are batched into chunks of about this size (fewer writes under load).
+const CHUNK: usize = 256 * 1024;
+
+impl WatchJob {
+    async fn run(self, mut sub: Subscription) {
+        let mut buf = Vec::new();
+        for event in &sub.initial {
+            self.append(&mut buf, event);
+            if buf.len() >= CHUNK && !self.flush(&mut buf).await {
+                return;
+            }
+        }
+        if self.initial_end {
+            buf.extend_from_slice(&self.filter.bookmark(sub.start_rv, true));
+        }
+        if !self.flush(&mut buf).await {
+            return;
+        }
+        let deadline = self.timeout.map(|t| tokio::time::Instant::now() + t);
+        let mut ticker = tokio::time::interval(self.state.bookmark_interval);
+        ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        ticker.tick().await;
+        loop {
+            let sleep_until = async {
+                match deadline {
+                    Some(d) => tokio::time::sleep_until(d).await,
+                    None => std::future::pending().await,
+                }
+            };
+            tokio::select! {
+                event = sub.rx.recv() => {
+                    let Some(event) = event else { return };
+                    self.append(&mut buf, &event);
+                    self.drain(&mut buf, &mut sub);
+                    if !self.flush(&mut buf).await {
+                        return;
+                    }
+                }
+                _ = ticker.tick(), if self.bookmarks => {
+                    let rv = self.state.store.current_rv();
+                    self.drain(&mut buf, &mut sub);
+                    buf.extend_from_slice(&self.filter.bookmark(rv, false));
+                    if !self.flush(&mut buf).await {
+                        return;
+                    }
+                }
+                () = sleep_until => return,
+                () = self.tx.closed() => return,
+                () = self.state.shutdown.cancelled() => return,
+            }
+        }
+    }
+
+    /// Appends the events already waiting, up to about one chunk.
+    fn drain(&self, buf: &mut Vec<u8>, sub: &mut Subscription) {
+        while buf.len() < CHUNK {
+            match sub.rx.try_recv() {
+                Ok(event) => self.append(buf, &event),
+                Err(_) => break,
+            }
+        }
+    }
+
+    fn append(&self, buf: &mut Vec<u8>, event: &Event) {
+        if let Some(kind) = self.filter.translate(event) {
+            self.filter.encode_into(buf, kind, event);
+        }
+    }
+
+    /// Sends what is buffered; false once the client is gone.
+    async fn flush(&self, buf: &mut Vec<u8>) -> bool {
+        if buf.is_empty() {
+            return true;
+        }
+        let chunk = Bytes::from(std::mem::take(buf));
+        self.tx.send(chunk).await.is_ok()
+    }
+}

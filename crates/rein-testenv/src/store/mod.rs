@@ -1,0 +1,347 @@
+//! The object store: JSON objects keyed by resource and (namespace, name), one global
+//! monotonically increasing resourceVersion, and a bounded history of change events that
+//! watches resume from.
+
+mod snapshot;
+mod watch;
+
+use std::collections::{BTreeMap, BTreeSet, HashMap, VecDeque};
+use std::sync::{Arc, OnceLock};
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use parking_lot::{Mutex, MutexGuard};
+use serde_json::Value;
+use tokio::sync::mpsc;
+
+use crate::resources::ResKey;
+
+pub(crate) use snapshot::object_key;
+pub(crate) use watch::{Subscription, WatchStart};
+
+/// An object's place within its resource: namespace (empty when cluster-scoped) and name.
+pub(crate) type ObjKey = (String, String);
+
+/// The kind of change an event records.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum EventType {
+    /// The object was created.
+    Added,
+    /// The object was changed.
+    Modified,
+    /// The object was removed.
+    Deleted,
+}
+
+impl EventType {
+    /// The watch event `type` string.
+    pub(crate) fn as_str(self) -> &'static str {
+        match self {
+            EventType::Added => "ADDED",
+            EventType::Modified => "MODIFIED",
+            EventType::Deleted => "DELETED",
+        }
+    }
+}
+
+/// One change to one object.
+#[derive(Debug)]
+pub(crate) struct Event {
+    /// The resourceVersion the change produced.
+    pub(crate) rv: u64,
+    /// What happened.
+    pub(crate) kind: EventType,
+    /// Which resource.
+    pub(crate) res: ResKey,
+    /// The object after the change (for `Deleted`, its last state with the deletion's rv).
+    pub(crate) object: Arc<Value>,
+    /// The object before the change (`Modified` and `Deleted`).
+    pub(crate) old: Option<Arc<Value>>,
+    /// `object` serialised once, shared by every watcher that sends it unchanged.
+    pub(crate) encoded: OnceLock<bytes::Bytes>,
+}
+
+impl Event {
+    /// A new event.
+    pub(crate) fn new(rv: u64, kind: EventType, res: ResKey, object: Arc<Value>, old: Option<Arc<Value>>) -> Event {
+        Event {
+            rv,
+            kind,
+            res,
+            object,
+            old,
+            encoded: OnceLock::new(),
+        }
+    }
+
+    /// The object's JSON, serialised on first use.
+    pub(crate) fn encoded(&self) -> &bytes::Bytes {
+        self.encoded
+            .get_or_init(|| bytes::Bytes::from(serde_json::to_vec(&*self.object).unwrap_or_default()))
+    }
+}
+
+/// The shared store.
+#[derive(Debug)]
+pub(crate) struct Store {
+    inner: Mutex<Inner>,
+    current_rv: AtomicU64,
+}
+
+impl Store {
+    /// An empty store keeping up to `history` events for watch resumption.
+    pub(crate) fn new(history: usize) -> Store {
+        Store {
+            inner: Mutex::new(Inner {
+                rv: 0,
+                buckets: HashMap::new(),
+                history: VecDeque::new(),
+                history_cap: history.max(1),
+                compacted: 0,
+                watchers: HashMap::new(),
+                uids: HashMap::new(),
+                dependents: HashMap::new(),
+            }),
+            current_rv: AtomicU64::new(0),
+        }
+    }
+
+    /// Locks the store for a read-modify-write.
+    pub(crate) fn lock(&self) -> Txn<'_> {
+        Txn {
+            inner: self.inner.lock(),
+            current_rv: &self.current_rv,
+        }
+    }
+
+    /// The latest resourceVersion, readable without the lock.
+    pub(crate) fn current_rv(&self) -> u64 {
+        self.current_rv.load(Ordering::Acquire)
+    }
+}
+
+#[derive(Debug)]
+struct Inner {
+    rv: u64,
+    buckets: HashMap<ResKey, BTreeMap<ObjKey, Arc<Value>>>,
+    history: VecDeque<Arc<Event>>,
+    history_cap: usize,
+    /// Events with an rv at or below this are gone from the history.
+    compacted: u64,
+    watchers: HashMap<ResKey, Vec<mpsc::UnboundedSender<Arc<Event>>>>,
+    /// Where each object lives, by uid.
+    uids: HashMap<String, (ResKey, ObjKey)>,
+    /// Objects naming each owner uid in their ownerReferences.
+    dependents: HashMap<String, BTreeSet<(ResKey, ObjKey)>>,
+}
+
+impl Inner {
+    fn index(&mut self, res: &ResKey, key: &ObjKey, old: Option<&Value>, new: Option<&Value>) {
+        let place = (res.clone(), key.clone());
+        if let Some(old) = old {
+            if new.is_none()
+                && let Some(uid) = uid_of(old)
+            {
+                self.uids.remove(uid);
+            }
+            for owner in owner_uids(old) {
+                if let Some(set) = self.dependents.get_mut(owner) {
+                    set.remove(&place);
+                    if set.is_empty() {
+                        self.dependents.remove(owner);
+                    }
+                }
+            }
+        }
+        if let Some(new) = new {
+            if let Some(uid) = uid_of(new) {
+                self.uids.insert(uid.to_string(), place.clone());
+            }
+            for owner in owner_uids(new) {
+                self.dependents
+                    .entry(owner.to_string())
+                    .or_default()
+                    .insert(place.clone());
+            }
+        }
+    }
+}
+
+/// `metadata.uid`.
+pub(crate) fn uid_of(obj: &Value) -> Option<&str> {
+    obj.pointer("/metadata/uid").and_then(Value::as_str)
+}
+
+/// The uids in `metadata.ownerReferences`.
+pub(crate) fn owner_uids(obj: &Value) -> Vec<&str> {
+    obj.pointer("/metadata/ownerReferences")
+        .and_then(Value::as_array)
+        .map(|refs| {
+            refs.iter()
+                .filter_map(|r| r.get("uid").and_then(Value::as_str))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// A locked view of the store; every write records an event and wakes watchers.
+#[derive(Debug)]
+pub(crate) struct Txn<'a> {
+    inner: MutexGuard<'a, Inner>,
+    current_rv: &'a AtomicU64,
+}
+
+impl Txn<'_> {
+    /// The latest resourceVersion.
+    pub(crate) fn rv(&self) -> u64 {
+        self.inner.rv
+    }
+
+    /// The object at `key` in `res`.
+    pub(crate) fn get(&self, res: &ResKey, key: &ObjKey) -> Option<Arc<Value>> {
+        self.inner.buckets.get(res)?.get(key).cloned()
+    }
+
+    /// Every object of `res` (in `namespace` when given), ordered by namespace then name.
+    pub(crate) fn list(&self, res: &ResKey, namespace: Option<&str>) -> Vec<Arc<Value>> {
+        let Some(bucket) = self.inner.buckets.get(res) else {
+            return Vec::new();
+        };
+        match namespace {
+            None => bucket.values().cloned().collect(),
+            Some(ns) => {
+                let start = (ns.to_string(), String::new());
+                bucket
+                    .range(start..)
+                    .take_while(|((n, _), _)| n == ns)
+                    .map(|(_, v)| v.clone())
+                    .collect()
+            }
+        }
+    }
+
+    /// Where the object with `uid` lives.
+    pub(crate) fn locate(&self, uid: &str) -> Option<(ResKey, ObjKey)> {
+        self.inner.uids.get(uid).cloned()
+    }
+
+    /// The objects whose ownerReferences name `owner_uid`.
+    pub(crate) fn dependents_of(&self, owner_uid: &str) -> Vec<(ResKey, ObjKey)> {
+        self.inner
+            .dependents
+            .get(owner_uid)
+            .map(|s| s.iter().cloned().collect())
+            .unwrap_or_default()
+    }
+
+    /// Whether any object of any resource lives in `namespace`.
+    pub(crate) fn namespace_is_empty(&self, namespace: &str) -> bool {
+        self.inner.buckets.values().all(|bucket| {
+            let start = (namespace.to_string(), String::new());
+            bucket
+                .range(start..)
+                .next()
+                .is_none_or(|((n, _), _)| n != namespace)
+        })
+    }
+
+    /// Stores a new object; sets its resourceVersion and returns the stored copy.
+    pub(crate) fn insert(&mut self, res: &ResKey, key: ObjKey, mut obj: Value) -> Arc<Value> {
+        let rv = self.next_rv();
+        set_rv(&mut obj, rv);
+        let obj = Arc::new(obj);
+        self.inner.index(res, &key, None, Some(&obj));
+        self.inner
+            .buckets
+            .entry(res.clone())
+            .or_default()
+            .insert(key, obj.clone());
+        self.record(rv, EventType::Added, res, obj.clone(), None);
+        obj
+    }
+
+    /// Replaces an existing object; sets its resourceVersion and returns the stored copy.
+    pub(crate) fn replace(&mut self, res: &ResKey, key: ObjKey, mut obj: Value) -> Arc<Value> {
+        let rv = self.next_rv();
+        set_rv(&mut obj, rv);
+        let obj = Arc::new(obj);
+        let old = self
+            .inner
+            .buckets
+            .entry(res.clone())
+            .or_default()
+            .insert(key.clone(), obj.clone());
+        self.inner.index(res, &key, old.as_deref(), Some(&obj));
+        self.record(rv, EventType::Modified, res, obj.clone(), old);
+        obj
+    }
+
+    /// Removes an object; returns its last state (carrying the deletion's resourceVersion).
+    pub(crate) fn remove(&mut self, res: &ResKey, key: &ObjKey) -> Option<Arc<Value>> {
+        let old = self.inner.buckets.get_mut(res)?.remove(key)?;
+        self.inner.index(res, key, Some(&old), None);
+        let rv = self.next_rv();
+        let mut last = (*old).clone();
+        set_rv(&mut last, rv);
+        let last = Arc::new(last);
+        self.record(rv, EventType::Deleted, res, last.clone(), Some(old));
+        Some(last)
+    }
+
+    /// Removes every object of `res` without events (the resource itself went away).
+    pub(crate) fn drop_resource(&mut self, res: &ResKey) {
+        if let Some(bucket) = self.inner.buckets.remove(res) {
+            for (key, obj) in bucket {
+                self.inner.index(res, &key, Some(&obj), None);
+            }
+        }
+        self.inner.watchers.remove(res);
+    }
+
+    /// Forgets the watch history: older resourceVersions get 410 Expired.
+    pub(crate) fn compact(&mut self) {
+        self.inner.history.clear();
+        self.inner.compacted = self.inner.rv;
+    }
+
+    /// Ends every open watch.
+    pub(crate) fn close_watches(&mut self) {
+        self.inner.watchers.clear();
+    }
+
+    fn next_rv(&mut self) -> u64 {
+        self.inner.rv += 1;
+        self.inner.rv
+    }
+
+    fn record(
+        &mut self,
+        rv: u64,
+        kind: EventType,
+        res: &ResKey,
+        object: Arc<Value>,
+        old: Option<Arc<Value>>,
+    ) {
+        let event = Arc::new(Event::new(rv, kind, res.clone(), object, old));
+        let inner = &mut *self.inner;
+        if let Some(watchers) = inner.watchers.get_mut(res) {
+            watchers.retain(|tx| tx.send(event.clone()).is_ok());
+        }
+        inner.history.push_back(event);
+        while inner.history.len() > inner.history_cap {
+            if let Some(gone) = inner.history.pop_front() {
+                inner.compacted = gone.rv;
+            }
+        }
+        self.current_rv.store(rv, Ordering::Release);
+    }
+}
+
+/// Writes `metadata.resourceVersion`.
+pub(crate) fn set_rv(obj: &mut Value, rv: u64) {
+    if let Some(meta) = obj.get_mut("metadata").and_then(Value::as_object_mut) {
+        meta.insert("resourceVersion".to_string(), Value::String(rv.to_string()));
+    }
+}
+
+#[cfg(test)]
+mod tests;

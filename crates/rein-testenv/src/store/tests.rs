@@ -1,0 +1,102 @@
+//! Unit tests of the store: resourceVersions, events, history replay, snapshots, compaction.
+
+use serde_json::{Value, json};
+
+use super::*;
+
+fn res() -> ResKey {
+    ResKey {
+        group: String::new(),
+        plural: "configmaps".to_string(),
+    }
+}
+
+fn cm(name: &str, data: &str) -> Value {
+    json!({"apiVersion": "v1", "kind": "ConfigMap",
+           "metadata": {"name": name, "namespace": "ns", "uid": format!("uid-{name}")},
+           "data": {"k": data}})
+}
+
+fn key(name: &str) -> ObjKey {
+    ("ns".to_string(), name.to_string())
+}
+
+#[test]
+fn writes_bump_one_global_resource_version() {
+    let store = Store::new(100);
+    let mut txn = store.lock();
+    let a = txn.insert(&res(), key("a"), cm("a", "1"));
+    assert_eq!(a["metadata"]["resourceVersion"], "1");
+    let a2 = txn.replace(&res(), key("a"), cm("a", "2"));
+    assert_eq!(a2["metadata"]["resourceVersion"], "2");
+    let gone = txn.remove(&res(), &key("a")).expect("removed");
+    assert_eq!(gone["metadata"]["resourceVersion"], "3");
+    assert_eq!(txn.rv(), 3);
+    drop(txn);
+    assert_eq!(store.current_rv(), 3);
+}
+
+#[test]
+fn subscriptions_replay_history_after_a_version() {
+    let store = Store::new(100);
+    let mut txn = store.lock();
+    txn.insert(&res(), key("a"), cm("a", "1"));
+    txn.insert(&res(), key("b"), cm("b", "1"));
+    txn.replace(&res(), key("a"), cm("a", "2"));
+    let sub = txn
+        .subscribe(&res(), WatchStart::After(1), None)
+        .expect("in history");
+    let kinds: Vec<_> = sub.initial.iter().map(|e| (e.kind, e.rv)).collect();
+    assert_eq!(kinds, [(EventType::Added, 2), (EventType::Modified, 3)]);
+    let now = txn.subscribe(&res(), WatchStart::Now, None).expect("now");
+    assert_eq!(now.initial.len(), 2);
+    assert!(now.initial.iter().all(|e| e.kind == EventType::Added));
+}
+
+#[test]
+fn bounded_history_and_compaction_expire_old_versions() {
+    let store = Store::new(2);
+    let mut txn = store.lock();
+    for i in 0..5 {
+        txn.insert(&res(), key(&format!("o{i}")), cm(&format!("o{i}"), "x"));
+    }
+    assert!(txn.subscribe(&res(), WatchStart::After(1), None).is_err());
+    assert!(txn.subscribe(&res(), WatchStart::After(3), None).is_ok());
+    txn.compact();
+    assert!(txn.subscribe(&res(), WatchStart::After(4), None).is_err());
+    assert!(txn.subscribe(&res(), WatchStart::After(5), None).is_ok());
+}
+
+#[test]
+fn snapshots_undo_later_changes() {
+    let store = Store::new(100);
+    let mut txn = store.lock();
+    txn.insert(&res(), key("a"), cm("a", "1"));
+    txn.insert(&res(), key("b"), cm("b", "1"));
+    txn.replace(&res(), key("a"), cm("a", "2"));
+    txn.remove(&res(), &key("b"));
+    txn.insert(&res(), key("c"), cm("c", "1"));
+    let at2 = txn.list_at(&res(), Some("ns"), 2).expect("kept");
+    let data: Vec<_> = at2
+        .iter()
+        .map(|o| (o["metadata"]["name"].clone(), o["data"]["k"].clone()))
+        .collect();
+    assert_eq!(data, [(json!("a"), json!("1")), (json!("b"), json!("1"))]);
+    assert_eq!(txn.list_at(&res(), None, 5).expect("now").len(), 2);
+}
+
+#[test]
+fn owner_index_tracks_dependents() {
+    let store = Store::new(100);
+    let mut txn = store.lock();
+    let mut child = cm("child", "1");
+    child["metadata"]["ownerReferences"] =
+        json!([{"uid": "uid-parent", "name": "parent", "kind": "ConfigMap", "apiVersion": "v1"}]);
+    txn.insert(&res(), key("parent"), cm("parent", "1"));
+    txn.insert(&res(), key("child"), child);
+    assert_eq!(txn.dependents_of("uid-parent"), [(res(), key("child"))]);
+    assert_eq!(txn.locate("uid-child"), Some((res(), key("child"))));
+    txn.remove(&res(), &key("child"));
+    assert!(txn.dependents_of("uid-parent").is_empty());
+    assert!(txn.locate("uid-child").is_none());
+}

@@ -1,0 +1,69 @@
+//! Self-signed TLS: a fresh CA and a serving certificate for `127.0.0.1`/`localhost`.
+
+use std::sync::Arc;
+
+use rcgen::{BasicConstraints, CertificateParams, DnType, IsCa, KeyPair, KeyUsagePurpose, SanType};
+use rustls::pki_types::{CertificateDer, PrivateKeyDer, PrivatePkcs8KeyDer};
+
+use crate::Error;
+
+/// The TLS material of one server.
+pub(crate) struct Tls {
+    /// The CA certificate, PEM (goes into the kubeconfig).
+    pub(crate) ca_pem: String,
+    /// The acceptor for incoming connections.
+    pub(crate) acceptor: tokio_rustls::TlsAcceptor,
+}
+
+impl std::fmt::Debug for Tls {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Tls")
+            .field("ca_pem", &self.ca_pem)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Generates a CA and a serving certificate valid for `ip` and `localhost`.
+pub(crate) fn generate(ip: std::net::IpAddr) -> Result<Tls, Error> {
+    let err = |e: rcgen::Error| Error::Tls(e.to_string());
+    let ca_key = KeyPair::generate().map_err(err)?;
+    let mut ca_params = CertificateParams::new(Vec::<String>::new()).map_err(err)?;
+    ca_params.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
+    ca_params
+        .distinguished_name
+        .push(DnType::CommonName, "rein-testenv-ca");
+    ca_params.key_usages = vec![
+        KeyUsagePurpose::KeyCertSign,
+        KeyUsagePurpose::CrlSign,
+        KeyUsagePurpose::DigitalSignature,
+    ];
+    let ca_cert = ca_params.self_signed(&ca_key).map_err(err)?;
+
+    let key = KeyPair::generate().map_err(err)?;
+    let mut params = CertificateParams::new(vec!["localhost".to_string()]).map_err(err)?;
+    params.subject_alt_names.push(SanType::IpAddress(ip));
+    if !ip.is_loopback() {
+        params
+            .subject_alt_names
+            .push(SanType::IpAddress(std::net::IpAddr::from([127, 0, 0, 1])));
+    }
+    params
+        .distinguished_name
+        .push(DnType::CommonName, "rein-apiserver");
+    let cert = params.signed_by(&key, &ca_cert, &ca_key).map_err(err)?;
+
+    let chain = vec![CertificateDer::from(cert.der().to_vec())];
+    let private = PrivateKeyDer::Pkcs8(PrivatePkcs8KeyDer::from(key.serialize_der()));
+    let provider = Arc::new(rustls::crypto::ring::default_provider());
+    let mut config = rustls::ServerConfig::builder_with_provider(provider)
+        .with_safe_default_protocol_versions()
+        .map_err(|e| Error::Tls(e.to_string()))?
+        .with_no_client_auth()
+        .with_single_cert(chain, private)
+        .map_err(|e| Error::Tls(e.to_string()))?;
+    config.alpn_protocols = vec![b"h2".to_vec(), b"http/1.1".to_vec()];
+    Ok(Tls {
+        ca_pem: ca_cert.pem(),
+        acceptor: tokio_rustls::TlsAcceptor::from(Arc::new(config)),
+    })
+}

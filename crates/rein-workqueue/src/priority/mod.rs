@@ -1,0 +1,568 @@
+//! controller-runtime's priority queue: the work queue semantics plus a priority per add
+//! (higher first, FIFO within one priority), delays and rate-limited adds, in one structure.
+//!
+//! State (one mutex): a map with one entry per known item; ready items in a B-tree ordered by
+//! (priority descending, insertion sequence); waiting items in a B-tree by ready time, released
+//! by one timer task. An item handed out is locked until `done`: re-added meanwhile, it keeps
+//! its place in the order but is parked outside the ready tree until `done` puts it back.
+
+mod config;
+#[cfg(test)]
+mod tests;
+
+use std::cmp::Reverse;
+use std::collections::{BTreeMap, HashMap};
+use std::fmt;
+use std::hash::{BuildHasher, RandomState};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use tokio::sync::Notify;
+use tokio::time::Instant;
+
+pub use config::{AddOptions, PriorityQueueConfig};
+
+use crate::key::{Hashed, Key, PassThrough};
+use crate::limiter::add_saturating;
+use crate::metrics::recorder::{ItemTimes, Recorder, UnfinishedWork, spawn_unfinished_work_loop};
+use crate::sync::{Closed, lock};
+use crate::timer::{TimerSignal, TimerTarget, spawn_driver};
+use crate::{ExponentialFailureRateLimiter, Item, RateLimiter};
+
+/// A priority work queue (controller-runtime's `priorityqueue.PriorityQueue`, the default
+/// controller queue there since v0.23).
+///
+/// * Items are de-duplicated and never handed to two workers at once, as in
+///   [`Queue`](crate::Queue).
+/// * Each add may carry a priority (default 0): higher priorities are handed out first, FIFO
+///   within one priority. Re-adding a waiting item keeps the higher priority (moving it to the
+///   end of that class) and the earlier ready time.
+/// * Unlike [`Queue`](crate::Queue), an item re-added while in flight counts in
+///   [`len`](Self::len), and [`get`](Self::get) returns `None` as soon as the queue shuts
+///   down, even if items are still queued.
+///
+/// ```
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() {
+/// use rein_workqueue::{AddOptions, PriorityQueue};
+///
+/// let queue = PriorityQueue::new();
+/// queue.add_with_opts(AddOptions::priority(-100), "resync");
+/// queue.add("live change");
+/// assert_eq!(queue.get_with_priority().await, Some(("live change", 0)));
+/// assert_eq!(queue.get_with_priority().await, Some(("resync", -100)));
+/// # }
+/// ```
+pub struct PriorityQueue<T> {
+    shared: Arc<Shared<T>>,
+}
+
+struct Shared<T> {
+    state: Mutex<State<T>>,
+    getters: Notify,
+    waiting_getters: AtomicUsize,
+    drained: Notify,
+    limiter: Arc<dyn RateLimiter<T>>,
+    timer: Arc<TimerSignal>,
+    closed: Arc<Closed>,
+    metrics: Option<Recorder>,
+    name: String,
+    /// Hashes items before the lock is taken.
+    hasher: RandomState,
+}
+
+struct State<T> {
+    items: HashMap<Hashed<T>, Entry, PassThrough>,
+    /// Ready, not locked: handed out in this order.
+    ready: BTreeMap<(Reverse<i32>, u64), Hashed<T>>,
+    /// Waiting for their ready time.
+    waiting: BTreeMap<(Instant, u64), Hashed<T>>,
+    /// Ready but locked (in flight): they go back into `ready` on `done`.
+    parked: usize,
+    /// Locked (handed out, not done).
+    locked: usize,
+    sequence: u64,
+    driver_started: bool,
+    shutting_down: bool,
+}
+
+#[derive(Debug)]
+struct Entry {
+    /// Handed out and not yet done.
+    locked: bool,
+    /// Where the item is queued, if it is.
+    queued: Option<Queued>,
+    times: ItemTimes,
+}
+
+#[derive(Debug, Clone, Copy)]
+struct Queued {
+    priority: i32,
+    sequence: u64,
+    /// `Some` while the item waits.
+    ready_at: Option<Instant>,
+}
+
+impl<T: Item> PriorityQueue<T> {
+    /// An unnamed queue with the default rate limiter (exponential 5 ms to 1000 s).
+    pub fn new() -> Self {
+        Self::with_config(PriorityQueueConfig::default())
+    }
+
+    /// A queue with a metrics name, provider and rate limiter.
+    pub fn with_config(config: PriorityQueueConfig<T>) -> Self {
+        let limiter = config.rate_limiter.unwrap_or_else(|| {
+            Arc::new(ExponentialFailureRateLimiter::new(
+                Duration::from_millis(5),
+                Duration::from_secs(1000),
+            ))
+        });
+        let metrics = Recorder::new(&config.name, config.metrics_provider.as_ref(), true);
+        let has_metrics = metrics.is_some();
+        let shared = Arc::new(Shared {
+            state: Mutex::new(State {
+                items: HashMap::default(),
+                ready: BTreeMap::new(),
+                waiting: BTreeMap::new(),
+                parked: 0,
+                locked: 0,
+                sequence: 0,
+                driver_started: false,
+                shutting_down: false,
+            }),
+            getters: Notify::new(),
+            waiting_getters: AtomicUsize::new(0),
+            drained: Notify::new(),
+            limiter,
+            timer: Arc::new(TimerSignal::default()),
+            closed: Arc::new(Closed::default()),
+            metrics,
+            name: config.name,
+            hasher: RandomState::new(),
+        });
+        if has_metrics {
+            spawn_unfinished_work_loop(Arc::downgrade(&shared), shared.closed.clone());
+        }
+        Self { shared }
+    }
+
+    /// Adds `item` at priority 0, ready now.
+    pub fn add(&self, item: T) {
+        self.add_with_opts(AddOptions::default(), item);
+    }
+
+    /// Adds `item` at priority 0 once `delay` has passed.
+    pub fn add_after(&self, item: T, delay: Duration) {
+        self.add_with_opts(AddOptions::default().after(delay), item);
+    }
+
+    /// Adds `item` at priority 0 after the delay the rate limiter gives it.
+    pub fn add_rate_limited(&self, item: T) {
+        self.add_with_opts(AddOptions::default().rate_limited(), item);
+    }
+
+    /// Adds `item` as `options` say. If the item is already queued it stays queued once, with
+    /// the higher of the two priorities and the earlier of the two ready times. Ignored after
+    /// shut-down.
+    pub fn add_with_opts(&self, options: AddOptions, item: T) {
+        let shared = &*self.shared;
+        let mut after = options.after.unwrap_or(Duration::ZERO);
+        if options.rate_limited {
+            let limited = shared.limiter.when(&item);
+            if after.is_zero() || limited < after {
+                after = limited;
+            }
+        }
+        let priority = options.priority.unwrap_or(0);
+        let now = Instant::now();
+        let ready_at = (!after.is_zero()).then(|| add_saturating(now, after));
+        let item = Hashed {
+            hash: shared.hasher.hash_one(&item),
+            item,
+        };
+
+        let mut wake_getter = false;
+        let mut wake_timer = false;
+        {
+            let mut state = lock(&shared.state);
+            if state.shutting_down {
+                return;
+            }
+            if ready_at.is_some()
+                && let Some(metrics) = &shared.metrics
+            {
+                metrics.retried();
+            }
+            let state = &mut *state;
+            if !state.items.contains_key(&item) {
+                let entry = Entry {
+                    locked: false,
+                    queued: None,
+                    times: ItemTimes::default(),
+                };
+                state.items.insert(item.clone(), entry);
+            }
+            let Some(entry) = state.items.get_mut(&item) else {
+                return;
+            };
+            match entry.queued {
+                None => {
+                    state.sequence += 1;
+                    let queued = Queued {
+                        priority,
+                        sequence: state.sequence,
+                        ready_at,
+                    };
+                    entry.queued = Some(queued);
+                    match ready_at {
+                        Some(at) => {
+                            wake_timer = state
+                                .waiting
+                                .first_key_value()
+                                .is_none_or(|(k, _)| at < k.0);
+                            state.waiting.insert((at, queued.sequence), item);
+                        }
+                        None => {
+                            if let Some(metrics) = &shared.metrics {
+                                metrics.added(&mut entry.times, now, priority);
+                            }
+                            if entry.locked {
+                                state.parked += 1;
+                            } else {
+                                state
+                                    .ready
+                                    .insert((Reverse(priority), queued.sequence), item);
+                                wake_getter = true;
+                            }
+                        }
+                    }
+                }
+                Some(old) => {
+                    let new_priority = old.priority.max(priority);
+                    let new_ready_at = match (old.ready_at, ready_at) {
+                        (None, _) => None,
+                        (Some(_), None) => None,
+                        (Some(a), Some(b)) => Some(a.min(b)),
+                    };
+                    if new_priority == old.priority && new_ready_at == old.ready_at {
+                        return;
+                    }
+                    // Take the item out of where it is.
+                    let taken = match old.ready_at {
+                        Some(at) => state.waiting.remove(&(at, old.sequence)),
+                        None if entry.locked => {
+                            state.parked -= 1;
+                            Some(item)
+                        }
+                        None => state.ready.remove(&(Reverse(old.priority), old.sequence)),
+                    };
+                    let Some(item) = taken else { return };
+                    // Priority raised, or just became ready: go to the end of the class.
+                    let became_ready = old.ready_at.is_some() && new_ready_at.is_none();
+                    let sequence = if new_priority > old.priority || became_ready {
+                        state.sequence += 1;
+                        state.sequence
+                    } else {
+                        old.sequence
+                    };
+                    let queued = Queued {
+                        priority: new_priority,
+                        sequence,
+                        ready_at: new_ready_at,
+                    };
+                    entry.queued = Some(queued);
+                    if let Some(metrics) = &shared.metrics {
+                        if became_ready {
+                            metrics.added(&mut entry.times, now, new_priority);
+                        } else if new_ready_at.is_none() {
+                            metrics.moved(old.priority, new_priority);
+                        }
+                    }
+                    match new_ready_at {
+                        Some(at) => {
+                            wake_timer = state
+                                .waiting
+                                .first_key_value()
+                                .is_none_or(|(k, _)| at < k.0);
+                            state.waiting.insert((at, sequence), item);
+                        }
+                        None if entry.locked => state.parked += 1,
+                        None => {
+                            state.ready.insert((Reverse(new_priority), sequence), item);
+                            wake_getter = true;
+                        }
+                    }
+                }
+            }
+            if wake_timer && !state.driver_started {
+                state.driver_started =
+                    spawn_driver(Arc::downgrade(&self.shared), shared.timer.clone());
+                wake_timer = false;
+            }
+        }
+        if wake_timer {
+            shared.timer.wake();
+        }
+        if wake_getter {
+            shared.wake_one_getter();
+        }
+    }
+
+    /// Waits for the next item (highest priority first, FIFO within one) and locks it until
+    /// [`done`](Self::done). `None` once the queue shuts down.
+    pub async fn get(&self) -> Option<T> {
+        self.get_with_priority().await.map(|(item, _)| item)
+    }
+
+    /// Like [`get`](Self::get), also returning the item's priority.
+    pub async fn get_with_priority(&self) -> Option<(T, i32)> {
+        if let Some(result) = self.try_get() {
+            return result;
+        }
+        let shared = &*self.shared;
+        shared.waiting_getters.fetch_add(1, Ordering::SeqCst);
+        let _waiting = WaitingGetter(&shared.waiting_getters);
+        loop {
+            let notified = shared.getters.notified();
+            tokio::pin!(notified);
+            notified.as_mut().enable();
+            if let Some(result) = self.try_get() {
+                return result;
+            }
+            notified.await;
+        }
+    }
+
+    fn try_get(&self) -> Option<Option<(T, i32)>> {
+        let shared = &*self.shared;
+        let mut state = lock(&shared.state);
+        if state.shutting_down {
+            return Some(None);
+        }
+        let state = &mut *state;
+        let ((Reverse(priority), _), item) = state.ready.pop_first()?;
+        if let Some(entry) = state.items.get_mut(&item) {
+            entry.queued = None;
+            entry.locked = true;
+            if let Some(metrics) = &shared.metrics {
+                metrics.got(&mut entry.times, Instant::now(), priority);
+            }
+        }
+        state.locked += 1;
+        Some(Some((item.item, priority)))
+    }
+
+    /// Unlocks `item`; if it was re-added meanwhile it becomes available again in its place.
+    pub fn done(&self, item: &T) {
+        let shared = &*self.shared;
+        let hash = shared.hasher.hash_one(item);
+        let key = (hash, item);
+        let key = &key as &dyn Key<T>;
+        let mut wake_getter = false;
+        {
+            let mut state = lock(&shared.state);
+            let state = &mut *state;
+            let Some(entry) = state.items.get_mut(key) else {
+                return;
+            };
+            if !entry.locked {
+                return;
+            }
+            entry.locked = false;
+            state.locked -= 1;
+            if let Some(metrics) = &shared.metrics {
+                metrics.done(&mut entry.times, Instant::now());
+            }
+            match entry.queued {
+                None => {
+                    state.items.remove(key);
+                }
+                Some(queued) if queued.ready_at.is_none() => {
+                    state.parked -= 1;
+                    state.ready.insert(
+                        (Reverse(queued.priority), queued.sequence),
+                        Hashed {
+                            hash,
+                            item: item.clone(),
+                        },
+                    );
+                    wake_getter = true;
+                }
+                Some(_) => {}
+            }
+            if state.locked == 0 {
+                shared.drained.notify_waiters();
+            }
+        }
+        if wake_getter {
+            shared.wake_one_getter();
+        }
+    }
+
+    /// Clears the rate limiter's memory of `item` (it must still be marked done).
+    pub fn forget(&self, item: &T) {
+        self.shared.limiter.forget(item);
+    }
+
+    /// How many failures of `item` the rate limiter tracks.
+    pub fn num_requeues(&self, item: &T) -> u32 {
+        self.shared.limiter.num_requeues(item)
+    }
+
+    /// Ready items, including ones re-added while in flight; waiting items are not counted.
+    pub fn len(&self) -> usize {
+        let state = lock(&self.shared.state);
+        state.ready.len() + state.parked
+    }
+
+    /// How many items wait for their ready time.
+    pub fn waiting_len(&self) -> usize {
+        lock(&self.shared.state).waiting.len()
+    }
+
+    /// Whether no item is ready.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Shuts down: adds are ignored from now on, getters get `None` at once, waiting and
+    /// queued items are dropped, the timer task ends.
+    pub fn shut_down(&self) {
+        let shared = &*self.shared;
+        {
+            let mut state = lock(&shared.state);
+            state.shutting_down = true;
+            state.waiting.clear();
+        }
+        shared.timer.closed.close();
+        shared.closed.close();
+        shared.getters.notify_waiters();
+    }
+
+    /// Shuts down like [`shut_down`](Self::shut_down), then waits until every item in flight
+    /// is done (controller-runtime returns at once here).
+    pub async fn shut_down_with_drain(&self) {
+        self.shut_down();
+        let shared = &*self.shared;
+        loop {
+            let notified = shared.drained.notified();
+            tokio::pin!(notified);
+            notified.as_mut().enable();
+            if lock(&shared.state).locked == 0 {
+                return;
+            }
+            notified.await;
+        }
+    }
+
+    /// Whether the queue is shutting down.
+    pub fn shutting_down(&self) -> bool {
+        lock(&self.shared.state).shutting_down
+    }
+
+    /// The queue's metrics name ("" if unnamed).
+    pub fn name(&self) -> &str {
+        &self.shared.name
+    }
+}
+
+impl<T> Shared<T> {
+    fn wake_one_getter(&self) {
+        if self.waiting_getters.load(Ordering::SeqCst) > 0 {
+            self.getters.notify_one();
+        }
+    }
+}
+
+impl<T: Item> TimerTarget for Shared<T> {
+    fn fire(&self, now: Instant) -> Option<Instant> {
+        let mut woken = 0;
+        let next = {
+            let mut state = lock(&self.state);
+            let state = &mut *state;
+            while let Some(entry) = state.waiting.first_entry() {
+                if entry.key().0 > now {
+                    break;
+                }
+                let item = entry.remove();
+                let Some(item_entry) = state.items.get_mut(&item) else {
+                    continue;
+                };
+                let Some(queued) = item_entry.queued.as_mut() else {
+                    continue;
+                };
+                state.sequence += 1;
+                queued.sequence = state.sequence;
+                queued.ready_at = None;
+                let key = (Reverse(queued.priority), queued.sequence);
+                if let Some(metrics) = &self.metrics {
+                    metrics.added(&mut item_entry.times, now, queued.priority);
+                }
+                if item_entry.locked {
+                    state.parked += 1;
+                } else {
+                    state.ready.insert(key, item);
+                    woken += 1;
+                }
+            }
+            state.waiting.first_key_value().map(|(key, _)| key.0)
+        };
+        for _ in 0..woken.min(self.waiting_getters.load(Ordering::SeqCst)) {
+            self.getters.notify_one();
+        }
+        next
+    }
+}
+
+impl<T: Item> UnfinishedWork for Shared<T> {
+    fn update_unfinished_work(&self) {
+        let Some(metrics) = &self.metrics else { return };
+        let state = lock(&self.state);
+        let starts = state.items.values().filter_map(|entry| entry.times.started);
+        metrics.update_unfinished(starts, Instant::now());
+    }
+}
+
+impl<T> Drop for Shared<T> {
+    fn drop(&mut self) {
+        self.timer.closed.close();
+        self.closed.close();
+    }
+}
+
+/// Counts a getter as waiting for as long as it lives.
+struct WaitingGetter<'a>(&'a AtomicUsize);
+
+impl Drop for WaitingGetter<'_> {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::SeqCst);
+    }
+}
+
+impl<T: Item> Default for PriorityQueue<T> {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl<T> Clone for PriorityQueue<T> {
+    fn clone(&self) -> Self {
+        Self {
+            shared: self.shared.clone(),
+        }
+    }
+}
+
+impl<T> fmt::Debug for PriorityQueue<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let state = lock(&self.shared.state);
+        f.debug_struct("PriorityQueue")
+            .field("name", &self.shared.name)
+            .field("ready", &(state.ready.len() + state.parked))
+            .field("waiting", &state.waiting.len())
+            .field("in_flight", &state.locked)
+            .field("shutting_down", &state.shutting_down)
+            .finish()
+    }
+}

@@ -1,0 +1,314 @@
+//! Tests for the plain queue: client-go's `queue_test.go` behaviours in our own words.
+
+use std::collections::HashSet;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Duration;
+
+use tokio::time::timeout;
+
+use super::*;
+
+/// True if `get` is still waiting after a (paused-clock) second.
+async fn get_blocks<T: Item>(queue: &Queue<T>) -> bool {
+    timeout(Duration::from_secs(1), queue.get()).await.is_err()
+}
+
+#[tokio::test(start_paused = true)]
+async fn hands_out_in_fifo_order() {
+    let queue = Queue::new();
+    for i in 0..5 {
+        queue.add(i);
+    }
+    assert_eq!(queue.len(), 5);
+    for i in 0..5 {
+        assert_eq!(queue.get().await, Some(i));
+        queue.done(&i);
+    }
+    assert!(queue.is_empty());
+}
+
+#[tokio::test(start_paused = true)]
+async fn adds_before_processing_collapse_into_one() {
+    let queue = Queue::new();
+    queue.add("a");
+    queue.add("b");
+    queue.add("a");
+    queue.add("a");
+    assert_eq!(queue.len(), 2);
+    assert_eq!(queue.get().await, Some("a"));
+    assert_eq!(queue.get().await, Some("b"));
+    assert!(get_blocks(&queue).await);
+}
+
+#[tokio::test(start_paused = true)]
+async fn item_added_while_processing_comes_back_once_after_done() {
+    let queue = Queue::new();
+    queue.add("a");
+    let item = queue.get().await.unwrap();
+    queue.add("a");
+    queue.add("a");
+    // Not counted and not handed to a second worker while in flight.
+    assert_eq!(queue.len(), 0);
+    assert!(get_blocks(&queue).await);
+    queue.done(&item);
+    assert_eq!(queue.len(), 1);
+    assert_eq!(queue.get().await, Some("a"));
+    queue.done(&"a");
+    assert!(get_blocks(&queue).await);
+}
+
+#[tokio::test(start_paused = true)]
+async fn re_added_item_goes_to_the_back() {
+    let queue = Queue::new();
+    queue.add("a");
+    let a = queue.get().await.unwrap();
+    queue.add("b");
+    queue.add("a");
+    queue.done(&a);
+    assert_eq!(queue.get().await, Some("b"));
+    assert_eq!(queue.get().await, Some("a"));
+}
+
+#[tokio::test(start_paused = true)]
+async fn done_of_an_unknown_or_waiting_item_is_harmless() {
+    let queue = Queue::new();
+    queue.done(&"nothing");
+    queue.add("a");
+    queue.done(&"a"); // queued, not processing: no effect
+    assert_eq!(queue.len(), 1);
+    assert_eq!(queue.get().await, Some("a"));
+    queue.done(&"a");
+    queue.done(&"a");
+    assert!(queue.is_empty());
+}
+
+#[tokio::test(start_paused = true)]
+async fn waiting_getter_is_woken_by_add() {
+    let queue = Queue::new();
+    let getter = tokio::spawn({
+        let queue = queue.clone();
+        async move { queue.get().await }
+    });
+    tokio::task::yield_now().await;
+    queue.add(7);
+    assert_eq!(getter.await.unwrap(), Some(7));
+}
+
+#[tokio::test(start_paused = true)]
+async fn cancelled_get_loses_nothing() {
+    let queue = Queue::new();
+    assert!(get_blocks(&queue).await); // a get future dropped while waiting
+    let getter = tokio::spawn({
+        let queue = queue.clone();
+        async move { queue.get().await }
+    });
+    tokio::task::yield_now().await;
+    queue.add(1);
+    assert_eq!(getter.await.unwrap(), Some(1));
+}
+
+#[tokio::test(start_paused = true)]
+async fn shut_down_drains_queued_items_then_reports_none() {
+    let queue = Queue::new();
+    queue.add(1);
+    queue.add(2);
+    queue.shut_down();
+    assert!(queue.shutting_down());
+    queue.add(3); // ignored
+    assert_eq!(queue.get().await, Some(1));
+    assert_eq!(queue.get().await, Some(2));
+    assert_eq!(queue.get().await, None);
+    assert_eq!(queue.get().await, None);
+}
+
+#[tokio::test(start_paused = true)]
+async fn shut_down_wakes_every_waiting_getter() {
+    let queue: Queue<u32> = Queue::new();
+    let getters: Vec<_> = (0..5)
+        .map(|_| {
+            let queue = queue.clone();
+            tokio::spawn(async move { queue.get().await })
+        })
+        .collect();
+    tokio::task::yield_now().await;
+    queue.shut_down();
+    for getter in getters {
+        assert_eq!(getter.await.unwrap(), None);
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn shut_down_with_drain_waits_for_items_in_flight() {
+    let queue = Queue::new();
+    queue.add("a");
+    let a = queue.get().await.unwrap();
+    let drained = Arc::new(AtomicUsize::new(0));
+    let drainer = tokio::spawn({
+        let queue = queue.clone();
+        let drained = drained.clone();
+        async move {
+            queue.shut_down_with_drain().await;
+            drained.store(1, Ordering::SeqCst);
+        }
+    });
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    assert_eq!(drained.load(Ordering::SeqCst), 0);
+    assert!(queue.shutting_down());
+    queue.done(&a);
+    drainer.await.unwrap();
+    assert_eq!(drained.load(Ordering::SeqCst), 1);
+    assert_eq!(queue.get().await, None);
+}
+
+#[tokio::test(start_paused = true)]
+async fn drain_still_delivers_an_item_made_dirty_before_shut_down() {
+    let queue = Queue::new();
+    queue.add("a");
+    let a = queue.get().await.unwrap();
+    queue.add("a"); // dirty while processing
+    let drainer = tokio::spawn({
+        let queue = queue.clone();
+        async move { queue.shut_down_with_drain().await }
+    });
+    tokio::task::yield_now().await;
+    queue.done(&a);
+    // Re-queued by done although the queue is shutting down.
+    assert_eq!(queue.get().await, Some("a"));
+    queue.done(&"a");
+    drainer.await.unwrap();
+    assert_eq!(queue.get().await, None);
+}
+
+#[tokio::test(start_paused = true)]
+async fn shut_down_aborts_a_drain_wait() {
+    let queue = Queue::new();
+    queue.add("a");
+    let _a = queue.get().await.unwrap();
+    let drainer = tokio::spawn({
+        let queue = queue.clone();
+        async move { queue.shut_down_with_drain().await }
+    });
+    tokio::task::yield_now().await;
+    queue.shut_down();
+    timeout(Duration::from_secs(10), drainer)
+        .await
+        .expect("drain wait ended")
+        .unwrap();
+}
+
+/// client-go `TestBasic`: 50 producers × 50 adds, 10 consumers, both shut-down modes.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn many_producers_and_consumers_for_both_shut_down_modes() {
+    for drain in [false, true] {
+        let queue = Queue::new();
+        let producers: Vec<_> = (0..50)
+            .map(|p| {
+                let queue = queue.clone();
+                tokio::spawn(async move {
+                    for i in 0..50 {
+                        queue.add(p * 50 + i);
+                        tokio::task::yield_now().await;
+                    }
+                })
+            })
+            .collect();
+        let consumers: Vec<_> = (0..10)
+            .map(|_| {
+                let queue = queue.clone();
+                tokio::spawn(async move {
+                    let mut seen = 0;
+                    while let Some(item) = queue.get().await {
+                        assert_ne!(item, -1, "an item added after shut-down was returned");
+                        seen += 1;
+                        tokio::task::yield_now().await;
+                        queue.done(&item);
+                    }
+                    seen
+                })
+            })
+            .collect();
+        for producer in producers {
+            producer.await.unwrap();
+        }
+        if drain {
+            queue.shut_down_with_drain().await;
+        } else {
+            queue.shut_down();
+        }
+        queue.add(-1);
+        let mut total = 0;
+        for consumer in consumers {
+            total += timeout(Duration::from_secs(30), consumer)
+                .await
+                .expect("consumer ended")
+                .unwrap();
+        }
+        assert_eq!(total, 2500);
+        assert_eq!(queue.len(), 0);
+    }
+}
+
+/// client-go `TestAddWhileProcessing`: consumers re-add what they process, once each.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn re_adds_while_processing_each_cause_one_more_processing() {
+    let queue = Queue::new();
+    let processed = Arc::new(std::sync::Mutex::new(Vec::new()));
+    let counters = Arc::new(std::sync::Mutex::new(HashSet::new()));
+    for i in 0..100 {
+        queue.add(i);
+    }
+    let consumers: Vec<_> = (0..10)
+        .map(|_| {
+            let queue = queue.clone();
+            let processed = processed.clone();
+            let counters = counters.clone();
+            tokio::spawn(async move {
+                while let Some(item) = queue.get().await {
+                    let first_time = counters.lock().unwrap().insert(item);
+                    if first_time {
+                        queue.add(item);
+                    }
+                    processed.lock().unwrap().push(item);
+                    queue.done(&item);
+                }
+            })
+        })
+        .collect();
+    timeout(Duration::from_secs(30), async {
+        while processed.lock().unwrap().len() < 200 {
+            tokio::task::yield_now().await;
+        }
+    })
+    .await
+    .expect("every item processed twice");
+    queue.shut_down();
+    for consumer in consumers {
+        consumer.await.unwrap();
+    }
+    let processed = processed.lock().unwrap();
+    assert_eq!(processed.len(), 200);
+    for i in 0..100 {
+        assert_eq!(processed.iter().filter(|&&x| x == i).count(), 2);
+    }
+}
+
+#[test]
+fn usable_outside_a_runtime_without_metrics() {
+    let queue = Queue::new();
+    queue.add(1);
+    assert_eq!(queue.len(), 1);
+    assert!(format!("{queue:?}").contains("len: 1"));
+}
+
+/// client-go `TestGarbageCollection`: the queue keeps no reference to items it is done with.
+#[tokio::test(start_paused = true)]
+async fn keeps_no_reference_to_finished_items() {
+    let queue = Queue::new();
+    let item = Arc::new(42);
+    queue.add(item.clone());
+    let got = queue.get().await.unwrap();
+    queue.done(&got);
+    drop(got);
+    assert_eq!(Arc::strong_count(&item), 1);
+}

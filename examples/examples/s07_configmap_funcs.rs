@@ -1,0 +1,95 @@
+//! S7: a ConfigMap watch whose handler (Funcs with only a create function) enqueues the fixed request bbb/abc for every ConfigMap created (Go original: controller-runtime pkg/handler example_test.go ExampleFuncs).
+// smoke-args: --quick
+// smoke-expect: created configmap default/settings
+// smoke-expect: reconciling bbb/abc
+// smoke-expect: s07 finished
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use k8s_openapi::api::core::v1::ConfigMap;
+use kube_client::Api;
+use kube_client::api::{ObjectMeta, PostParams};
+use rein::controller::handler::Funcs;
+use rein::controller::source::Kind;
+use rein::controller::{Action, Controller, ControllerOptions, Request, reconciler_fn};
+use rein::manager::Manager;
+use rein_testenv::TestEnv;
+use tokio::sync::Notify;
+use tokio_util::sync::CancellationToken;
+
+#[tokio::main]
+async fn main() -> anyhow::Result<()> {
+    rein_examples::init_logging();
+    let quick = rein_examples::quick_mode();
+    let has_kubeconfig = std::env::args().any(|a| a.starts_with("--kubeconfig"))
+        || std::env::var_os("KUBECONFIG").is_some();
+    let (_env, config) = if has_kubeconfig && !quick {
+        (None, rein::manager::config::get_config().await?)
+    } else {
+        let env = TestEnv::start().await?;
+        let config = env.config();
+        (Some(env), config)
+    };
+    let mgr = Manager::builder(config).build().await?;
+
+    let reconciled = Arc::new(Notify::new());
+    let signal = reconciled.clone();
+    let controller = Controller::new(
+        "configmap-funcs",
+        reconciler_fn(move |_ctx, req: Request| {
+            let signal = signal.clone();
+            async move {
+                println!("reconciling {req}");
+                signal.notify_one();
+                Ok::<_, anyhow::Error>(Action::done())
+            }
+        }),
+        ControllerOptions::default(),
+    )?;
+    // Only creates matter; updates and deletes are ignored by this handler.
+    controller.watch(
+        Kind::<ConfigMap>::new(&mgr.cache()),
+        Funcs::<ConfigMap>::new().on_create(|event, queue| {
+            let cm = &event.object.metadata;
+            println!(
+                "created configmap {}/{}",
+                cm.namespace.as_deref().unwrap_or(""),
+                cm.name.as_deref().unwrap_or("")
+            );
+            queue.add(Request::new("bbb", "abc"));
+        }),
+        vec![],
+    );
+    mgr.add(Arc::new(controller))?;
+
+    let stop = if quick {
+        CancellationToken::new()
+    } else {
+        rein::manager::signals::shutdown_signal()
+    };
+    let running = tokio::spawn({
+        let (mgr, stop) = (mgr.clone(), stop.clone());
+        async move { mgr.start(stop).await }
+    });
+    if quick {
+        mgr.elected().await;
+        let cm = ConfigMap {
+            metadata: ObjectMeta {
+                name: Some("settings".into()),
+                namespace: Some("default".into()),
+                ..ObjectMeta::default()
+            },
+            ..ConfigMap::default()
+        };
+        let notified = reconciled.notified();
+        Api::<ConfigMap>::namespaced(mgr.kube_client(), "default")
+            .create(&PostParams::default(), &cm)
+            .await?;
+        tokio::time::timeout(Duration::from_secs(30), notified).await?;
+        stop.cancel();
+    }
+    running.await??;
+    println!("s07 finished");
+    Ok(())
+}

@@ -1,0 +1,417 @@
+//! S22: a custom resource (spec, status, list type, group/version in the scheme) with defaulting and validating webhooks served by the manager's webhook server over TLS, and a controller that sets its status (Go original: a kubebuilder API type + SetupWebhookWithManager's CustomDefaulter/CustomValidator + its reconciler).
+// smoke-args: --quick
+// smoke-expect: defaulted widget default/demo: replicas=1 image=nginx:1.27
+// smoke-expect: denied widget default/too-big: spec.replicas must be at most 10, got 100
+// smoke-expect: widget default/demo status: Ready (1 replicas)
+// smoke-expect: s22 finished
+// smoke-timeout: 60
+
+use std::borrow::Cow;
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use async_trait::async_trait;
+use clap::Parser;
+use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ListMeta, ObjectMeta};
+use kube_client::api::{ListParams, PostParams};
+use kube_client::core::{NamespaceResourceScope, Resource};
+use kube_client::{Api, Client as KubeClient};
+use rein::client::{Client, ObjectKey};
+use rein::controller::builder::ControllerManagedBy;
+use rein::controller::{Action, Context, Reconciler, Request};
+use rein::manager::config::{self, ConfigSources};
+use rein::manager::webhook::{
+    AdmissionClient, AdmissionError, CertSource, CustomDefaulter, CustomValidator,
+    GeneratedCertificates, Operation, Warnings, WebhookServer, WebhookServerOptions,
+    review_request,
+};
+use rein::manager::{Manager, Options, signals};
+use rein::scheme::Scheme;
+use rein_testenv::TestEnv;
+use serde::{Deserialize, Serialize};
+use tokio_util::sync::CancellationToken;
+
+const GROUP: &str = "demo.rein.dev";
+const VERSION: &str = "v1";
+const MAX_REPLICAS: i32 = 10;
+
+/// The desired state of a Widget.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct WidgetSpec {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    replicas: Option<i32>,
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    image: String,
+}
+
+/// What the controller observed.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct WidgetStatus {
+    phase: String,
+    ready_replicas: i32,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    observed_generation: Option<i64>,
+}
+
+/// The custom resource `widgets.demo.rein.dev/v1`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct Widget {
+    api_version: String,
+    kind: String,
+    metadata: ObjectMeta,
+    spec: WidgetSpec,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    status: Option<WidgetStatus>,
+}
+
+/// Its list type (what `GET .../widgets` returns).
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+struct WidgetList {
+    metadata: ListMeta,
+    items: Vec<Widget>,
+}
+
+impl Default for Widget {
+    fn default() -> Self {
+        Self {
+            api_version: format!("{GROUP}/{VERSION}"),
+            kind: "Widget".into(),
+            metadata: ObjectMeta::default(),
+            spec: WidgetSpec::default(),
+            status: None,
+        }
+    }
+}
+
+impl Widget {
+    fn new(namespace: &str, name: &str, spec: WidgetSpec) -> Self {
+        Self {
+            metadata: ObjectMeta {
+                name: Some(name.into()),
+                namespace: Some(namespace.into()),
+                ..ObjectMeta::default()
+            },
+            spec,
+            ..Self::default()
+        }
+    }
+}
+
+impl Resource for Widget {
+    type DynamicType = ();
+    type Scope = NamespaceResourceScope;
+
+    fn kind(_: &()) -> Cow<'_, str> {
+        "Widget".into()
+    }
+    fn group(_: &()) -> Cow<'_, str> {
+        GROUP.into()
+    }
+    fn version(_: &()) -> Cow<'_, str> {
+        VERSION.into()
+    }
+    fn plural(_: &()) -> Cow<'_, str> {
+        "widgets".into()
+    }
+    fn meta(&self) -> &ObjectMeta {
+        &self.metadata
+    }
+    fn meta_mut(&mut self) -> &mut ObjectMeta {
+        &mut self.metadata
+    }
+}
+
+/// Fills in replicas, image and a label (kubebuilder's `Default`).
+struct WidgetDefaulter;
+
+#[async_trait]
+impl CustomDefaulter<Widget> for WidgetDefaulter {
+    async fn default(&self, w: &mut Widget) -> Result<(), AdmissionError> {
+        w.spec.replicas.get_or_insert(1);
+        if w.spec.image.is_empty() {
+            w.spec.image = "nginx:1.27".into();
+        }
+        w.metadata
+            .labels
+            .get_or_insert_with(BTreeMap::new)
+            .entry("app.kubernetes.io/managed-by".into())
+            .or_insert_with(|| "rein-s22".into());
+        Ok(())
+    }
+}
+
+/// Bounds replicas and warns about untagged images (kubebuilder's `ValidateCreate/Update`).
+struct WidgetValidator;
+
+impl WidgetValidator {
+    fn check(w: &Widget) -> Result<Warnings, AdmissionError> {
+        let replicas = w.spec.replicas.unwrap_or(1);
+        if !(0..=MAX_REPLICAS).contains(&replicas) {
+            return Err(AdmissionError::denied(format!(
+                "spec.replicas must be at most {MAX_REPLICAS}, got {replicas}"
+            )));
+        }
+        let mut warnings = Vec::new();
+        if !w.spec.image.contains(':') {
+            warnings.push(format!("spec.image {:?} has no tag", w.spec.image));
+        }
+        Ok(warnings)
+    }
+}
+
+#[async_trait]
+impl CustomValidator<Widget> for WidgetValidator {
+    async fn validate_create(&self, w: &Widget) -> Result<Warnings, AdmissionError> {
+        Self::check(w)
+    }
+    async fn validate_update(
+        &self,
+        _old: &Widget,
+        new: &Widget,
+    ) -> Result<Warnings, AdmissionError> {
+        Self::check(new)
+    }
+}
+
+/// Marks each Widget Ready with its replica count.
+struct WidgetReconciler {
+    client: Client,
+}
+
+#[async_trait]
+impl Reconciler for WidgetReconciler {
+    type Error = anyhow::Error;
+
+    async fn reconcile(&self, _ctx: Context, req: Request) -> Result<Action, anyhow::Error> {
+        let key: &ObjectKey = &req.key;
+        let mut widget = match self.client.get::<Widget>(key).await {
+            Ok(w) => w,
+            Err(err) if err.is_not_found() => return Ok(Action::done()),
+            Err(err) => return Err(err.into()),
+        };
+        let want = WidgetStatus {
+            phase: "Ready".into(),
+            ready_replicas: widget.spec.replicas.unwrap_or(1),
+            observed_generation: widget.metadata.generation,
+        };
+        if widget.status.as_ref() != Some(&want) {
+            widget.status = Some(want);
+            self.client
+                .status()
+                .update(&widget, &PostParams::default())
+                .await?;
+            tracing::info!(%key, "widget status updated");
+        }
+        Ok(Action::done())
+    }
+}
+
+#[derive(Parser, Debug)]
+struct Args {
+    /// A kubeconfig file; without one an embedded API server is started.
+    #[arg(long)]
+    kubeconfig: Option<PathBuf>,
+    /// A directory holding the webhook's tls.crt, tls.key and ca.crt; generated when absent.
+    #[arg(long)]
+    cert_dir: Option<PathBuf>,
+    /// Exit after the demonstration instead of running until Ctrl-C.
+    #[arg(long)]
+    quick: bool,
+}
+
+#[tokio::main]
+async fn main() -> anyhow::Result<()> {
+    rein_examples::init_logging();
+    let args = Args::parse();
+    let quick = args.quick || rein_examples::quick_mode();
+
+    let (_env, config) = match &args.kubeconfig {
+        Some(path) => (
+            None,
+            config::load(&ConfigSources::empty().kubeconfig(path)).await?,
+        ),
+        None => {
+            let env = TestEnv::start().await?;
+            let config = env.config();
+            (Some(env), config)
+        }
+    };
+    let kube = KubeClient::try_from(config.clone())?;
+    install_crd(&kube).await?;
+
+    // The scheme knows every built-in kind plus demo.rein.dev/v1 Widget.
+    let mut scheme = Scheme::with_builtins();
+    scheme.register::<Widget>();
+    let mgr = Manager::builder(config)
+        .options(Options::default().scheme(Arc::new(scheme)))
+        .build()
+        .await?;
+
+    // The webhook server: HTTPS only, one path per handler, run by the manager.
+    let (cert, ca_pem) = match &args.cert_dir {
+        Some(dir) => (
+            CertSource::from_dir(dir),
+            std::fs::read_to_string(dir.join("ca.crt"))?,
+        ),
+        None => {
+            let certs = GeneratedCertificates::generate(&["localhost", "127.0.0.1"])?;
+            (certs.cert_source(), certs.ca_pem)
+        }
+    };
+    let webhooks = Arc::new(
+        WebhookServer::bind(WebhookServerOptions {
+            bind_address: "127.0.0.1:0".parse()?,
+            cert,
+            ..WebhookServerOptions::default()
+        })
+        .await?,
+    );
+    let mutate = webhooks.register_defaulter::<Widget, _>(WidgetDefaulter)?;
+    let validate = webhooks.register_validator::<Widget, _>(WidgetValidator)?;
+    println!(
+        "webhooks at https://{}{{{mutate},{validate}}}",
+        webhooks.local_addr()
+    );
+    mgr.add(webhooks.clone())?;
+    mgr.add_readyz_check("webhook", webhooks.started_checker())?;
+
+    ControllerManagedBy::new(&mgr)
+        .for_::<Widget>()
+        .complete(WidgetReconciler {
+            client: mgr.client(),
+        })?;
+
+    let stop = if quick {
+        CancellationToken::new()
+    } else {
+        signals::shutdown_signal()
+    };
+    let running = tokio::spawn({
+        let (mgr, stop) = (mgr.clone(), stop.clone());
+        async move { mgr.start(stop).await }
+    });
+    mgr.elected().await;
+
+    // Play the API server's admission chain: mutate, then validate, then persist.
+    let admission = AdmissionClient::new(webhooks.local_addr(), "localhost", &ca_pem)?;
+    let widgets: Api<Widget> = Api::namespaced(kube.clone(), "default");
+    let demo = Widget::new("default", "demo", WidgetSpec::default());
+    match admit(&admission, &mutate, &validate, demo).await? {
+        Ok(widget) => {
+            println!(
+                "defaulted widget default/demo: replicas={} image={}",
+                widget.spec.replicas.unwrap_or_default(),
+                widget.spec.image
+            );
+            widgets.create(&PostParams::default(), &widget).await?;
+        }
+        Err(message) => anyhow::bail!("demo widget unexpectedly denied: {message}"),
+    }
+    let too_big = Widget::new(
+        "default",
+        "too-big",
+        WidgetSpec {
+            replicas: Some(100),
+            image: "busybox".into(),
+        },
+    );
+    match admit(&admission, &mutate, &validate, too_big).await? {
+        Ok(_) => anyhow::bail!("too-big widget unexpectedly allowed"),
+        Err(message) => println!("denied widget default/too-big: {message}"),
+    }
+
+    // The controller marks the admitted widget Ready.
+    let status = tokio::time::timeout(Duration::from_secs(30), async {
+        loop {
+            if let Some(status) = widgets.get("demo").await?.status
+                && status.phase == "Ready"
+            {
+                return anyhow::Ok(status);
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+    })
+    .await??;
+    println!(
+        "widget default/demo status: {} ({} replicas)",
+        status.phase, status.ready_replicas
+    );
+    let list = widgets.list(&ListParams::default()).await?;
+    let list = WidgetList {
+        metadata: list.metadata,
+        items: list.items,
+    };
+    println!("{} widget(s) stored", list.items.len());
+
+    if !quick {
+        println!("running until Ctrl-C");
+        stop.cancelled().await;
+    }
+    stop.cancel();
+    running.await??;
+    println!("s22 finished");
+    Ok(())
+}
+
+/// Sends `widget` through the mutating webhook (applying its JSON patch) and then the
+/// validating one; `Err(message)` when denied.
+async fn admit(
+    admission: &AdmissionClient,
+    mutate: &str,
+    validate: &str,
+    widget: Widget,
+) -> anyhow::Result<Result<Widget, String>> {
+    let review = review_request(Operation::Create, Some(&widget), None)?;
+    let resp = admission.review(mutate, &review).await?;
+    if !resp.allowed {
+        return Ok(Err(resp.result.message));
+    }
+    let mut object = serde_json::to_value(&widget)?;
+    if let Some(patch) = &resp.patch {
+        let patch: json_patch::Patch = serde_json::from_slice(patch)?;
+        json_patch::patch(&mut object, &patch)?;
+    }
+    let defaulted: Widget = serde_json::from_value(object)?;
+    let review = review_request(Operation::Create, Some(&defaulted), None)?;
+    let resp = admission.review(validate, &review).await?;
+    for warning in resp.warnings.iter().flatten() {
+        println!("warning: {warning}");
+    }
+    if resp.allowed {
+        Ok(Ok(defaulted))
+    } else {
+        Ok(Err(resp.result.message))
+    }
+}
+
+/// Creates the Widget CRD (with a status subresource) unless it exists.
+async fn install_crd(kube: &KubeClient) -> anyhow::Result<()> {
+    let crd: CustomResourceDefinition = serde_json::from_value(serde_json::json!({
+        "apiVersion": "apiextensions.k8s.io/v1",
+        "kind": "CustomResourceDefinition",
+        "metadata": { "name": format!("widgets.{GROUP}") },
+        "spec": {
+            "group": GROUP,
+            "scope": "Namespaced",
+            "names": { "plural": "widgets", "singular": "widget", "kind": "Widget", "listKind": "WidgetList" },
+            "versions": [{
+                "name": VERSION, "served": true, "storage": true,
+                "subresources": { "status": {} },
+                "schema": { "openAPIV3Schema": { "type": "object", "x-kubernetes-preserve-unknown-fields": true } }
+            }]
+        }
+    }))?;
+    let crds: Api<CustomResourceDefinition> = Api::all(kube.clone());
+    match crds.create(&PostParams::default(), &crd).await {
+        Ok(_) => {}
+        Err(kube_client::Error::Api(status)) if status.code == 409 => {}
+        Err(err) => return Err(err.into()),
+    }
+    Ok(())
+}
