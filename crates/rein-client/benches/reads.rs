@@ -58,7 +58,11 @@ async fn run() {
     let cache = Cache::new(env.client(), CacheOptions::default());
     cache
         .index_field::<Pod>("spec.nodeName", |p: &Pod| {
-            p.spec.as_ref().and_then(|s| s.node_name.clone()).into_iter().collect()
+            p.spec
+                .as_ref()
+                .and_then(|s| s.node_name.clone())
+                .into_iter()
+                .collect()
         })
         .unwrap_or_else(|e| panic!("indexing: {e}"));
     let client = Client::builder(env.client()).cache(cache.clone()).build();
@@ -96,7 +100,10 @@ async fn run() {
         .matching_labels([("app", "app-3")]);
     let start = Instant::now();
     for _ in 0..n {
-        let list = client.list::<Pod>(&by_label).await.unwrap_or_else(|e| panic!("{e}"));
+        let list = client
+            .list::<Pod>(&by_label)
+            .await
+            .unwrap_or_else(|e| panic!("{e}"));
         assert_eq!(list.items.len(), PODS / 10);
     }
     println!(
@@ -108,7 +115,10 @@ async fn run() {
     let n = 5_000;
     let start = Instant::now();
     for _ in 0..n {
-        let list = client.list::<Pod>(&by_field).await.unwrap_or_else(|e| panic!("{e}"));
+        let list = client
+            .list::<Pod>(&by_field)
+            .await
+            .unwrap_or_else(|e| panic!("{e}"));
         assert_eq!(list.items.len(), PODS / 50);
     }
     println!(

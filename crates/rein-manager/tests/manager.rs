@@ -5,7 +5,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::Duration;
 
-use k8s_openapi::api::core::v1::Pod;
+use k8s_openapi::api::core::v1::{Event, Pod};
 use kube_client::Api;
 use kube_client::api::PostParams;
 use parking_lot::Mutex;
@@ -306,6 +306,31 @@ async fn two_managers_one_leader_and_a_takeover() {
     task_a.await.unwrap().unwrap();
     wait_for("b to take over", || leaders.has("b started")).await;
     assert_eq!(leaders.max.load(Ordering::SeqCst), 1);
+
+    // client-go's lock events, regarding the Lease.
+    let events = Api::<Event>::namespaced(env.client(), "default");
+    let expected = ["a became leader", "a stopped leading", "b became leader"];
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(20);
+    loop {
+        let messages: Vec<String> = events
+            .list(&Default::default())
+            .await
+            .unwrap()
+            .items
+            .into_iter()
+            .filter(|e| e.reason.as_deref() == Some("LeaderElection"))
+            .filter(|e| e.involved_object.kind.as_deref() == Some("Lease"))
+            .filter_map(|e| e.message)
+            .collect();
+        if expected.iter().all(|m| messages.iter().any(|x| x == m)) {
+            break;
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "leader election events missing: {messages:?}"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
     stop_b.cancel();
     task_b.await.unwrap().unwrap();
 }

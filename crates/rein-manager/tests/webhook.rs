@@ -554,3 +554,38 @@ async fn rotated_certificate_files_are_picked_up_without_a_restart() {
     stop.cancel();
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[tokio::test]
+async fn stopping_does_not_wait_for_a_silent_connection() {
+    let certs = GeneratedCertificates::generate(&["localhost"]).expect("certs");
+    let server = Arc::new(
+        WebhookServer::bind(WebhookServerOptions {
+            bind_address: "127.0.0.1:0".parse().expect("addr"),
+            cert: certs.cert_source(),
+            ..WebhookServerOptions::default()
+        })
+        .await
+        .expect("bind"),
+    );
+    let stop = CancellationToken::new();
+    let (s, t) = (server.clone(), stop.clone());
+    let task = tokio::spawn(async move { s.run(t).await });
+    // A client that connects and never starts the handshake.
+    let _silent = TcpStream::connect(server.local_addr())
+        .await
+        .expect("connect");
+    let checker = server.started_checker();
+    while rein_manager::healthz::Checker::check(&checker)
+        .await
+        .is_err()
+    {
+        tokio::task::yield_now().await;
+    }
+    stop.cancel();
+    tokio::time::timeout(Duration::from_secs(30), task)
+        .await
+        .expect("the server stops")
+        .expect("join")
+        .expect("clean stop");
+    assert!(server.run(CancellationToken::new()).await.is_err());
+}

@@ -28,7 +28,9 @@ async fn create_many(api: &Api<ConfigMap>, range: std::ops::Range<usize>) -> Dur
         .map(|i| {
             let api = api.clone();
             async move {
-                api.create(&PostParams::default(), &configmap(i)).await.expect("creates");
+                api.create(&PostParams::default(), &configmap(i))
+                    .await
+                    .expect("creates");
             }
         })
         .buffer_unordered(CONCURRENCY)
@@ -42,7 +44,9 @@ async fn list_and_create() {
     let api: Api<ConfigMap> = Api::namespaced(env.client(), "default");
     let took = create_many(&api, 0..LIST_OBJECTS).await;
     let per_sec = LIST_OBJECTS as f64 / took.as_secs_f64();
-    println!("BENCH|testenv|create throughput ({CONCURRENCY} concurrent, kube-client)|{per_sec:.0}|creates/s|higher is better");
+    println!(
+        "BENCH|testenv|create throughput ({CONCURRENCY} concurrent, kube-client)|{per_sec:.0}|creates/s|higher is better"
+    );
 
     let request = http::Request::get("/api/v1/namespaces/default/configmaps")
         .body(Vec::new())
@@ -55,11 +59,17 @@ async fn list_and_create() {
         best = best.min(start.elapsed());
         assert!(text.len() > LIST_OBJECTS * 100);
     }
-    println!("BENCH|testenv|list 100,000 configmaps (raw HTTP, best of 3)|{:.3}|s|aim < 0.5 s", best.as_secs_f64());
+    println!(
+        "BENCH|testenv|list 100,000 configmaps (raw HTTP, best of 3)|{:.3}|s|aim < 0.5 s",
+        best.as_secs_f64()
+    );
     let start = Instant::now();
     let typed = api.list(&Default::default()).await.expect("lists");
     assert_eq!(typed.items.len(), LIST_OBJECTS);
-    println!("BENCH|testenv|list 100,000 configmaps (typed, incl. client decode)|{:.3}|s|note: client-side decode included", start.elapsed().as_secs_f64());
+    println!(
+        "BENCH|testenv|list 100,000 configmaps (typed, incl. client decode)|{:.3}|s|note: client-side decode included",
+        start.elapsed().as_secs_f64()
+    );
 }
 
 async fn watch_fan_out() {
@@ -67,9 +77,11 @@ async fn watch_fan_out() {
     let api: Api<ConfigMap> = Api::namespaced(env.client(), "default");
     let mut watchers = Vec::new();
     for _ in 0..WATCHERS {
-        let request = http::Request::get("/api/v1/namespaces/default/configmaps?watch=true&resourceVersion=0")
-            .body(Vec::new())
-            .expect("request");
+        let request = http::Request::get(
+            "/api/v1/namespaces/default/configmaps?watch=true&resourceVersion=0",
+        )
+        .body(Vec::new())
+        .expect("request");
         let stream = env.client().request_stream(request).await.expect("watches");
         watchers.push(tokio::spawn(async move {
             let mut lines = Box::pin(stream).lines();
@@ -94,8 +106,14 @@ async fn watch_fan_out() {
         assert_eq!(seen, WATCH_EVENTS);
         last = last.max(at);
     }
-    println!("BENCH|testenv|watch fan-out 100 watchers x 10,000 events (raw streams; first write to last delivery)|{:.3}|s|aim < 2 s", (last - start).as_secs_f64());
-    println!("BENCH|testenv|watch fan-out lag after the last write|{:.3}|s|lower is better", (last - writes_done).as_secs_f64());
+    println!(
+        "BENCH|testenv|watch fan-out 100 watchers x 10,000 events (raw streams; first write to last delivery)|{:.3}|s|aim < 2 s",
+        (last - start).as_secs_f64()
+    );
+    println!(
+        "BENCH|testenv|watch fan-out lag after the last write|{:.3}|s|lower is better",
+        (last - writes_done).as_secs_f64()
+    );
 }
 
 fn main() {
@@ -107,7 +125,10 @@ fn main() {
     runtime.block_on(async {
         let start = Instant::now();
         let env = TestEnv::start().await.expect("starts");
-        println!("BENCH|testenv|start-up (TestEnv::start, incl. client)|{:.2}|ms|aim < 100 ms", start.elapsed().as_secs_f64() * 1e3);
+        println!(
+            "BENCH|testenv|start-up (TestEnv::start, incl. client)|{:.2}|ms|aim < 100 ms",
+            start.elapsed().as_secs_f64() * 1e3
+        );
         drop(env);
         list_and_create().await;
         watch_fan_out().await;

@@ -400,6 +400,10 @@ impl Cache {
     }
 
     /// Reads one object from the cache (a copy); cluster-scoped kinds ignore the namespace.
+    ///
+    /// Before [`Cache::start`] this fails with [`Error::CacheNotRunning`] (as controller-runtime's
+    /// `ErrCacheNotStarted`); when starting the cache on a spawned task, await
+    /// [`Cache::wait_for_cache_sync`] before the first read.
     pub async fn get<K: Object>(&self, key: &ObjectKey) -> Result<K, Error> {
         let endpoint = Endpoint::of::<K>();
         self.check_readable(Self::typed_key::<K>(), &endpoint.gvk, "getting")?;

@@ -4,7 +4,10 @@ use std::sync::Arc;
 use std::sync::atomic::Ordering;
 use std::time::Duration;
 
+use k8s_openapi::api::coordination::v1::Lease;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use rein_controller::Runnable;
+use rein_controller::recorder::{EventRecorder, RecorderOptions};
 use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
 use tokio::time::Instant;
@@ -162,7 +165,22 @@ impl Manager {
                 .ok_or(Error::MissingLeaderElectionNamespace)?,
         };
         let identity = le.identity.clone().unwrap_or_else(default_identity);
-        let lock = LeaseLock::new(self.kube_client(), namespace, &le.id, identity)
+        // client-go's lock events: Normal/LeaderElection "<identity> became leader" and
+        // "<identity> stopped leading", regarding the Lease.
+        let recorder = EventRecorder::new(
+            self.kube_client(),
+            identity.clone(),
+            RecorderOptions::default(),
+        );
+        let lease = Lease {
+            metadata: ObjectMeta {
+                name: Some(le.id.clone()),
+                namespace: Some(namespace.clone()),
+                ..ObjectMeta::default()
+            },
+            spec: None,
+        };
+        let lock = LeaseLock::new(self.kube_client(), namespace, &le.id, identity.clone())
             .with_labels(le.labels.clone());
         let mut config = le.config.clone();
         if config.name.is_empty() {
@@ -173,11 +191,22 @@ impl Manager {
         let callbacks = LeaderCallbacks::new(
             move |token: CancellationToken| {
                 leader_metrics::set_leading(&started_name, true);
-                let name = started_name.clone();
-                let watched = token.clone();
+                recorder.normal(
+                    &lease,
+                    "LeaderElection",
+                    &format!("{identity} became leader"),
+                );
+                let (name, watched) = (started_name.clone(), token.clone());
+                let (recorder, lease, identity) =
+                    (recorder.clone(), lease.clone(), identity.clone());
                 tokio::spawn(async move {
                     watched.cancelled().await;
                     leader_metrics::set_leading(&name, false);
+                    recorder.normal(
+                        &lease,
+                        "LeaderElection",
+                        &format!("{identity} stopped leading"),
+                    );
                 });
                 let _ = started.send(LeaderEvent::Started(token));
             },

@@ -11,6 +11,7 @@ mod tests;
 use std::any::{TypeId, type_name};
 use std::collections::HashMap;
 use std::fmt;
+use std::sync::Arc;
 
 use k8s_openapi::{ClusterResourceScope, NamespaceResourceScope};
 use kube_core::{DynamicObject, Resource, discovery::ApiResource};
@@ -61,7 +62,7 @@ pub struct TypeInfo {
     scope: Scope,
     type_id: TypeId,
     type_name: &'static str,
-    new_object: fn() -> Box<dyn AnyObject>,
+    new_object: Arc<dyn Fn() -> Box<dyn AnyObject> + Send + Sync>,
     from_json: fn(serde_json::Value) -> Result<Box<dyn AnyObject>, serde_json::Error>,
 }
 
@@ -174,6 +175,25 @@ impl Scheme {
             + 'static,
         T::Scope: 'static,
     {
+        self.register_with_constructor::<T>(T::default)
+    }
+
+    /// Registers a Rust type that has no `Default`; `new` builds the empty object
+    /// [`Scheme::new_object`] returns for its kind.
+    pub fn register_with_constructor<T>(
+        &mut self,
+        new: impl Fn() -> T + Send + Sync + 'static,
+    ) -> &mut Self
+    where
+        T: Resource<DynamicType = ()>
+            + Serialize
+            + DeserializeOwned
+            + fmt::Debug
+            + Send
+            + Sync
+            + 'static,
+        T::Scope: 'static,
+    {
         let scope = Scope::of::<T>();
         let gvk = GroupVersionKind::new(T::group(&()), T::version(&()), T::kind(&()));
         let info = TypeInfo {
@@ -182,7 +202,7 @@ impl Scheme {
             scope,
             type_id: TypeId::of::<T>(),
             type_name: type_name::<T>(),
-            new_object: || Box::new(T::default()),
+            new_object: Arc::new(move || Box::new(new())),
             from_json: |value| Ok(Box::new(serde_json::from_value::<T>(value)?)),
         };
         self.insert(info);

@@ -238,3 +238,16 @@ fn registering_twice_is_idempotent_and_merge_copies() {
     b.merge(&a);
     assert!(b.is_registered::<Widget>());
 }
+
+#[test]
+fn types_without_default_register_with_a_constructor() {
+    let mut scheme = Scheme::new();
+    scheme.register_with_constructor(|| Widget {
+        metadata: ObjectMeta::default(),
+        spec: WidgetSpec { size: 7 },
+    });
+    let obj = scheme
+        .new_object(&GroupVersionKind::new("example.com", "v1", "Widget"))
+        .unwrap();
+    assert_eq!(downcast::<Widget>(obj).unwrap().spec.size, 7);
+}

@@ -161,6 +161,17 @@ impl Ctx<'_> {
 
     fn decode(&self) -> Result<Value, ApiError> {
         let ct = self.content_type.to_ascii_lowercase();
+        if ct.contains("protobuf") || ct.contains("cbor") {
+            return Err(ApiError::new(
+                415,
+                "UnsupportedMediaType",
+                format!(
+                    "the body of the request was in an unknown format - accepted media types \
+                     include: application/json, application/yaml (rein-testenv does not decode \
+                     {ct})"
+                ),
+            ));
+        }
         if ct.contains("yaml") {
             return serde_yaml::from_slice(self.bytes).map_err(|e| {
                 ApiError::bad_request(format!("decoding the YAML request body: {e}"))

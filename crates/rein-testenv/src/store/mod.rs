@@ -6,8 +6,8 @@ mod snapshot;
 mod watch;
 
 use std::collections::{BTreeMap, BTreeSet, HashMap, VecDeque};
-use std::sync::{Arc, OnceLock};
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, OnceLock};
 
 use parking_lot::{Mutex, MutexGuard};
 use serde_json::Value;
@@ -62,7 +62,13 @@ pub(crate) struct Event {
 
 impl Event {
     /// A new event.
-    pub(crate) fn new(rv: u64, kind: EventType, res: ResKey, object: Arc<Value>, old: Option<Arc<Value>>) -> Event {
+    pub(crate) fn new(
+        rv: u64,
+        kind: EventType,
+        res: ResKey,
+        object: Arc<Value>,
+        old: Option<Arc<Value>>,
+    ) -> Event {
         Event {
             rv,
             kind,
@@ -75,8 +81,9 @@ impl Event {
 
     /// The object's JSON, serialised on first use.
     pub(crate) fn encoded(&self) -> &bytes::Bytes {
-        self.encoded
-            .get_or_init(|| bytes::Bytes::from(serde_json::to_vec(&*self.object).unwrap_or_default()))
+        self.encoded.get_or_init(|| {
+            bytes::Bytes::from(serde_json::to_vec(&*self.object).unwrap_or_default())
+        })
     }
 }
 
