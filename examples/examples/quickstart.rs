@@ -324,7 +324,10 @@ async fn demo(kube: kube_client::Client) -> anyhow::Result<()> {
     converge(&sets, &pods, "frontend", 5).await?;
 
     println!("\n== summary");
-    println!("{:<14} {:>8} {:>10}  pods", "replicaset", "replicas", "pod-count");
+    println!(
+        "{:<14} {:>8} {:>10}  pods",
+        "replicaset", "replicas", "pod-count"
+    );
     for rs in sets.list(&Default::default()).await? {
         let name = rs.name_any();
         let mut names: Vec<String> = pods

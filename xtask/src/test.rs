@@ -46,7 +46,7 @@ pub(crate) fn run(args: &[String]) -> anyhow::Result<()> {
     }
     results.push(step("tests (unit, integration, doc)", || {
         let mut cmd = Command::new(cargo());
-        cmd.args(["test", "--workspace", "--locked"]);
+        cmd.args(["test", "--workspace", "--locked", "--no-fail-fast"]);
         run_counting(&mut cmd, &mut counts)
     }));
     if !quick {

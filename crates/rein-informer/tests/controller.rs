@@ -11,8 +11,8 @@ use kube_client::api::Api;
 use parking_lot::Mutex;
 use rein_informer::controller::{Config, Controller};
 use rein_informer::{
-    ApiListerWatcher, DeltaFifo, DeltaFifoOptions, DeltaType, Indexer, ListWatchOptions,
-    Requeue, deletion_handling_key,
+    ApiListerWatcher, DeltaFifo, DeltaFifoOptions, DeltaType, Indexer, ListWatchOptions, Requeue,
+    deletion_handling_key,
 };
 use rein_testenv::TestEnv;
 use support::*;
@@ -45,7 +45,8 @@ async fn run_with_retry(retry_on_error: bool) -> (usize, Vec<(DeltaType, String)
             for d in &deltas {
                 let Some(obj) = d.as_object() else { continue };
                 let key = deletion_handling_key(obj);
-                if key == "default/fails-once" && process_failures.fetch_add(1, Ordering::SeqCst) == 0
+                if key == "default/fails-once"
+                    && process_failures.fetch_add(1, Ordering::SeqCst) == 0
                 {
                     return Err(Requeue);
                 }

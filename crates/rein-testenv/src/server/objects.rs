@@ -44,7 +44,7 @@ pub(crate) async fn handle(
             return body::error(&ApiError::no_route());
         }
         if is_watch {
-            return watch::serve(state, &path, &q);
+            return watch::serve(state, &path, &q, wants_table);
         }
         return list::serve(state, &path, &q, req.headers());
     }

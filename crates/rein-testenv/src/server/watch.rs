@@ -19,6 +19,7 @@ use super::body::{self, Body};
 use super::list::write_object;
 use super::query::Query;
 use super::route::ResourcePath;
+use crate::resources::ResourceDef;
 use crate::selectors::{FieldSelector, LabelSelector};
 use crate::status::ApiError;
 use crate::store::{Event, EventType, Subscription, WatchStart};
@@ -30,6 +31,8 @@ struct Filter {
     fields: FieldSelector,
     api_version: String,
     kind: String,
+    /// Send each object as a one-row `meta.k8s.io` Table (`kubectl get -w`).
+    table: Option<Arc<ResourceDef>>,
 }
 
 impl Filter {
@@ -61,7 +64,10 @@ impl Filter {
     fn encode_into(&self, out: &mut Vec<u8>, kind: EventType, event: &Event) {
         let obj = &event.object;
         let _ = write!(out, "{{\"type\":\"{}\",\"object\":", kind.as_str());
-        if obj.get("apiVersion").and_then(Value::as_str) == Some(self.api_version.as_str()) {
+        if let Some(def) = &self.table {
+            let table = super::table::table(def, &[obj], event.rv, None);
+            let _ = serde_json::to_writer(&mut *out, &table);
+        } else if obj.get("apiVersion").and_then(Value::as_str) == Some(self.api_version.as_str()) {
             out.extend_from_slice(event.encoded());
         } else {
             write_object(out, obj, &self.api_version);
@@ -85,14 +91,24 @@ impl Filter {
 }
 
 /// Answers a watch request with a streaming body.
-pub(crate) fn serve(state: &Arc<State>, path: &ResourcePath, q: &Query) -> Response<Body> {
-    match start(state, path, q) {
+pub(crate) fn serve(
+    state: &Arc<State>,
+    path: &ResourcePath,
+    q: &Query,
+    table: bool,
+) -> Response<Body> {
+    match start(state, path, q, table) {
         Ok(resp) => resp,
         Err(e) => body::error(&e),
     }
 }
 
-fn start(state: &Arc<State>, path: &ResourcePath, q: &Query) -> Result<Response<Body>, ApiError> {
+fn start(
+    state: &Arc<State>,
+    path: &ResourcePath,
+    q: &Query,
+    table: bool,
+) -> Result<Response<Body>, ApiError> {
     let def = &path.def;
     let mut fields = q.field_selector.clone().unwrap_or_default();
     if let Some(name) = &path.name {
@@ -107,6 +123,7 @@ fn start(state: &Arc<State>, path: &ResourcePath, q: &Query) -> Result<Response<
         fields: FieldSelector::parse(&fields)?,
         api_version: def.api_version(&path.version),
         kind: def.kind.clone(),
+        table: table.then(|| def.clone()),
     };
     let initial_events = q.send_initial_events;
     if initial_events && q.resource_version_match.as_deref() != Some("NotOlderThan") {
