@@ -8,7 +8,7 @@ use std::sync::Arc;
 
 use parking_lot::RwLock;
 
-pub(crate) use builtin::builtin_resources;
+pub(crate) use builtin::{builtin_resources, with_builtin_types};
 
 /// Where a stored object lives: its API group and plural resource name (all versions share it).
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
