@@ -26,6 +26,7 @@ pub use config::{AddOptions, PriorityQueueConfig};
 use crate::key::{Hashed, Key, PassThrough};
 use crate::limiter::add_saturating;
 use crate::metrics::recorder::{ItemTimes, Recorder, UnfinishedWork, spawn_unfinished_work_loop};
+use crate::queue::WaitingGetter;
 use crate::sync::{Closed, lock};
 use crate::timer::{TimerSignal, TimerTarget, spawn_driver};
 use crate::{ExponentialFailureRateLimiter, Item, RateLimiter};
@@ -528,15 +529,6 @@ impl<T> Drop for Shared<T> {
     fn drop(&mut self) {
         self.timer.closed.close();
         self.closed.close();
-    }
-}
-
-/// Counts a getter as waiting for as long as it lives.
-struct WaitingGetter<'a>(&'a AtomicUsize);
-
-impl Drop for WaitingGetter<'_> {
-    fn drop(&mut self) {
-        self.0.fetch_sub(1, Ordering::SeqCst);
     }
 }
 

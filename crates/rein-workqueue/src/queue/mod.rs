@@ -396,7 +396,7 @@ impl<T> Drop for Shared<T> {
 }
 
 /// Counts a getter as waiting for as long as it lives (also when its future is dropped).
-struct WaitingGetter<'a>(&'a AtomicUsize);
+pub(crate) struct WaitingGetter<'a>(pub(crate) &'a AtomicUsize);
 
 impl Drop for WaitingGetter<'_> {
     fn drop(&mut self) {
