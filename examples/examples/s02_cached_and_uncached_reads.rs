@@ -55,6 +55,9 @@ async fn main() -> anyhow::Result<()> {
         let (cache, stop) = (cache.clone(), stop.clone());
         async move { cache.start(stop).await }
     });
+    // Reads before the cache runs fail with `CacheNotRunning` (controller-runtime's
+    // ErrCacheNotStarted): wait until it has started and synced.
+    anyhow::ensure!(cache.wait_for_cache_sync().await, "the cache did not start");
 
     let key = ObjectKey::new("default", "web-0");
     let first: Pod = tokio::time::timeout(Duration::from_secs(30), client.get(&key)).await??;
