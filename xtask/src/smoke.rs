@@ -121,6 +121,8 @@ fn run_one(exe: &Path, spec: &SmokeSpec) -> anyhow::Result<f64> {
         .env_remove("KUBECONFIG")
         .env("REIN_EXAMPLE_SMOKE", "1")
         .env("NO_COLOR", "1")
+        // An example's error line must stay within the tail we print, not behind a backtrace.
+        .env("RUST_BACKTRACE", "0")
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
