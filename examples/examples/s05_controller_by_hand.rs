@@ -13,7 +13,6 @@ use rein::controller::handler::EnqueueRequestForObject;
 use rein::controller::source::Kind;
 use rein::controller::{Action, Context, Controller, ControllerOptions, Request, reconciler_fn};
 use rein::manager::Manager;
-use rein_testenv::TestEnv;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
@@ -21,15 +20,7 @@ use tokio_util::sync::CancellationToken;
 async fn main() -> anyhow::Result<()> {
     rein_examples::init_logging();
     let quick = rein_examples::quick_mode();
-    let has_kubeconfig = std::env::args().any(|a| a.starts_with("--kubeconfig"))
-        || std::env::var_os("KUBECONFIG").is_some();
-    let (_env, config) = if has_kubeconfig && !quick {
-        (None, rein::manager::config::get_config().await?)
-    } else {
-        let env = TestEnv::start().await?;
-        let config = env.config();
-        (Some(env), config)
-    };
+    let (_env, config) = rein_examples::cluster_config(quick).await?;
     let mgr = Manager::builder(config).build().await?;
 
     // The reconciler only sees keys: it would read the Pod from mgr.client() to act on it.

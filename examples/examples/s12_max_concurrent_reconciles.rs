@@ -11,7 +11,6 @@ use std::time::Duration;
 
 use rein::controller::{Action, Controller, ControllerOptions, Request, reconciler_fn};
 use rein::manager::Manager;
-use rein_testenv::TestEnv;
 use std::sync::Mutex;
 use tokio_util::sync::CancellationToken;
 
@@ -21,15 +20,7 @@ const WORKERS: usize = 3;
 async fn main() -> anyhow::Result<()> {
     rein_examples::init_logging();
     let quick = rein_examples::quick_mode();
-    let has_kubeconfig = std::env::args().any(|a| a.starts_with("--kubeconfig"))
-        || std::env::var_os("KUBECONFIG").is_some();
-    let (_env, config) = if has_kubeconfig && !quick {
-        (None, rein::manager::config::get_config().await?)
-    } else {
-        let env = TestEnv::start().await?;
-        let config = env.config();
-        (Some(env), config)
-    };
+    let (_env, config) = rein_examples::cluster_config(quick).await?;
     let mgr = Manager::builder(config).build().await?;
 
     let running: Arc<Mutex<HashSet<Request>>> = Arc::default();

@@ -14,7 +14,6 @@ use rein::controller::predicate::MetaFuncs;
 use rein::controller::source::Channel;
 use rein::controller::{Action, Context, Controller, ControllerManagedBy, Reconciler, Request};
 use rein::manager::Manager;
-use rein_testenv::TestEnv;
 use tokio::sync::{Notify, mpsc};
 use tokio_util::sync::CancellationToken;
 
@@ -54,15 +53,7 @@ impl TickReconciler {
 async fn main() -> anyhow::Result<()> {
     rein_examples::init_logging();
     let quick = rein_examples::quick_mode();
-    let has_kubeconfig = std::env::args().any(|a| a.starts_with("--kubeconfig"))
-        || std::env::var_os("KUBECONFIG").is_some();
-    let (_env, config) = if has_kubeconfig && !quick {
-        (None, rein::manager::config::get_config().await?)
-    } else {
-        let env = TestEnv::start().await?;
-        let config = env.config();
-        (Some(env), config)
-    };
+    let (_env, config) = rein_examples::cluster_config(quick).await?;
     let mgr = Manager::builder(config).build().await?;
 
     let (tx, rx) = mpsc::channel(1);

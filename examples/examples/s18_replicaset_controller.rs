@@ -18,7 +18,6 @@ use rein::client::{Client, ListOptions, ignore_already_exists, ignore_not_found}
 use rein::controller::{Action, Context, ControllerManagedBy, Reconciler, Request};
 use rein::manager::Manager;
 use rein::scheme::labels::Selector;
-use rein_testenv::TestEnv;
 use tokio_util::sync::CancellationToken;
 
 /// Keeps `spec.replicas` Pods named `<rs>-<i>` for every ReplicaSet.
@@ -89,15 +88,7 @@ impl Reconciler for ReplicaSetReconciler {
 async fn main() -> anyhow::Result<()> {
     rein_examples::init_logging();
     let quick = rein_examples::quick_mode();
-    let has_kubeconfig = std::env::args().any(|a| a.starts_with("--kubeconfig"))
-        || std::env::var_os("KUBECONFIG").is_some();
-    let (_env, config) = if has_kubeconfig && !quick {
-        (None, rein::manager::config::get_config().await?)
-    } else {
-        let env = TestEnv::start().await?;
-        let config = env.config();
-        (Some(env), config)
-    };
+    let (_env, config) = rein_examples::cluster_config(quick).await?;
     let mgr = Manager::builder(config).build().await?;
     ControllerManagedBy::new(&mgr)
         .for_::<ReplicaSet>()

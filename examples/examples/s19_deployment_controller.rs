@@ -18,7 +18,6 @@ use rein::client::{Client, ObjectKey, ignore_already_exists, ignore_not_found};
 use rein::controller::predicate::GenerationChanged;
 use rein::controller::{Action, Context, ControllerManagedBy, Reconciler, Request};
 use rein::manager::Manager;
-use rein_testenv::TestEnv;
 use tokio_util::sync::CancellationToken;
 
 /// One ReplicaSet `<deployment>-rs` per Deployment, with the Deployment's replicas.
@@ -76,15 +75,7 @@ impl Reconciler for DeploymentReconciler {
 async fn main() -> anyhow::Result<()> {
     rein_examples::init_logging();
     let quick = rein_examples::quick_mode();
-    let has_kubeconfig = std::env::args().any(|a| a.starts_with("--kubeconfig"))
-        || std::env::var_os("KUBECONFIG").is_some();
-    let (_env, config) = if has_kubeconfig && !quick {
-        (None, rein::manager::config::get_config().await?)
-    } else {
-        let env = TestEnv::start().await?;
-        let config = env.config();
-        (Some(env), config)
-    };
+    let (_env, config) = rein_examples::cluster_config(quick).await?;
     let mgr = Manager::builder(config).build().await?;
     ControllerManagedBy::new(&mgr)
         // Spec changes only: status updates of the Deployment do not trigger reconciles.

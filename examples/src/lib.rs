@@ -15,3 +15,20 @@ pub fn init_logging() {
         .with_target(false)
         .try_init();
 }
+
+/// Where an example runs: a real cluster when `--kubeconfig` or `KUBECONFIG` is given (and the
+/// example is not in quick mode), found as controller-runtime's `GetConfigOrDie` would;
+/// otherwise a fresh embedded API server. Keep the returned `TestEnv` alive while it is used.
+pub async fn cluster_config(
+    quick: bool,
+) -> anyhow::Result<(Option<rein_testenv::TestEnv>, kube_client::Config)> {
+    let has_kubeconfig = std::env::args().any(|a| a.starts_with("--kubeconfig"))
+        || std::env::var_os("KUBECONFIG").is_some();
+    if has_kubeconfig && !quick {
+        Ok((None, rein::manager::config::get_config().await?))
+    } else {
+        let env = rein_testenv::TestEnv::start().await?;
+        let config = env.config();
+        Ok((Some(env), config))
+    }
+}
