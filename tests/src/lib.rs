@@ -1,1 +1,3 @@
 //! Shared support for rein's cross-crate integration tests (in `tests/tests/`).
+
+pub mod soak;

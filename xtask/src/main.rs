@@ -2,6 +2,7 @@
 
 mod bench;
 mod smoke;
+mod soak;
 mod test;
 #[cfg(test)]
 mod tidy;
@@ -13,7 +14,11 @@ usage: cargo xtask <command>
 
 commands:
   test            fmt, clippy, unit/integration/doc tests, docs, example smoke runs
-  bench [FILTER]  run the benchmarks and write docs/benchmarks.md
+  bench [--quick] [--only crates|sidebyside] [--reps N] [FILTER]
+                  run the per-crate benches and the rein vs kube-runtime harness;
+                  write docs/benchmarks.md and docs/benchmarks.svg
+  soak [--minutes N] [--seed S]
+                  the chaos soak of a manager with several controllers (release build)
 ";
 
 fn main() -> std::process::ExitCode {
@@ -33,6 +38,7 @@ fn run() -> anyhow::Result<()> {
     match command.as_deref() {
         Some("test") => test::run(&rest),
         Some("bench") => bench::run(&rest),
+        Some("soak") => soak::run(&rest),
         Some("-h" | "--help" | "help") | None => {
             print!("{USAGE}");
             Ok(())

@@ -7,6 +7,7 @@
 //! // smoke-timeout: 60
 //! ```
 
+use std::collections::HashMap;
 use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -69,23 +70,14 @@ pub(crate) fn parse_spec(name: &str, source: &str) -> SmokeSpec {
 }
 
 /// Builds every example once, then runs each in its quick mode and checks its output.
+///
+/// The examples are built by `cargo test --workspace --no-run`, the very build the test step
+/// has already made (`cargo test` compiles examples too), so their binaries and the rein
+/// crates under them are not built a second time with another feature set. Building them
+/// with `cargo build --package rein-examples` instead resolved features differently and put a
+/// second copy of every example and of the crates under them in `target/`, about 2 GB.
 pub(crate) fn run_all(root: &Path) -> anyhow::Result<SmokeCounts> {
-    let ok = Command::new(cargo())
-        .args([
-            "build",
-            "--package",
-            "rein-examples",
-            "--examples",
-            "--locked",
-        ])
-        .status()
-        .context("running cargo build for the examples")?
-        .success();
-    anyhow::ensure!(ok, "building the examples failed");
-
-    let target = std::env::var_os("CARGO_TARGET_DIR")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| root.join("target"));
+    let executables = example_executables()?;
     let mut counts = SmokeCounts::default();
     for file in example_files(root)? {
         let name = file
@@ -95,8 +87,12 @@ pub(crate) fn run_all(root: &Path) -> anyhow::Result<SmokeCounts> {
             .to_owned();
         let source = std::fs::read_to_string(&file)?;
         let spec = parse_spec(&name, &source);
-        let exe = target.join("debug").join("examples").join(&name);
-        match run_one(&exe, &spec) {
+        let Some(exe) = executables.get(&name) else {
+            println!("  FAIL example {name}: cargo built no executable for it");
+            counts.failed += 1;
+            continue;
+        };
+        match run_one(exe, &spec) {
             Ok(secs) => {
                 println!("  ok   example {name} ({secs:.1}s)");
                 counts.passed += 1;
@@ -108,6 +104,45 @@ pub(crate) fn run_all(root: &Path) -> anyhow::Result<SmokeCounts> {
         }
     }
     Ok(counts)
+}
+
+/// Builds the workspace's test targets (examples included) without running them and returns
+/// each example's executable, by name, from cargo's JSON artifact messages.
+fn example_executables() -> anyhow::Result<HashMap<String, PathBuf>> {
+    let output = Command::new(cargo())
+        .args([
+            "test",
+            "--workspace",
+            "--locked",
+            "--no-run",
+            "--message-format=json-render-diagnostics",
+        ])
+        .stderr(Stdio::inherit())
+        .output()
+        .context("running cargo test --no-run for the examples")?;
+    anyhow::ensure!(output.status.success(), "building the examples failed");
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    Ok(stdout.lines().filter_map(example_artifact).collect())
+}
+
+/// Reads one line of cargo's JSON messages: an example's name and executable, if it is one.
+fn example_artifact(line: &str) -> Option<(String, PathBuf)> {
+    let msg: serde_json::Value = serde_json::from_str(line).ok()?;
+    if msg.get("reason")?.as_str()? != "compiler-artifact" {
+        return None;
+    }
+    let target = msg.get("target")?;
+    let is_example = target
+        .get("kind")?
+        .as_array()?
+        .iter()
+        .any(|k| k.as_str() == Some("example"));
+    if !is_example {
+        return None;
+    }
+    let name = target.get("name")?.as_str()?.to_owned();
+    let exe = msg.get("executable")?.as_str()?;
+    Some((name, PathBuf::from(exe)))
 }
 
 fn run_one(exe: &Path, spec: &SmokeSpec) -> anyhow::Result<f64> {
@@ -191,5 +226,26 @@ mod tests {
         assert_eq!(spec.args, ["--quick", "--n", "3"]);
         assert_eq!(spec.expect, ["done", "a b"]);
         assert_eq!(spec.timeout, Duration::from_secs(9));
+    }
+
+    #[test]
+    fn picks_examples_out_of_cargo_messages() {
+        let example = r#"{"reason":"compiler-artifact","target":{"kind":["example"],"name":"quickstart"},"executable":"/t/debug/examples/quickstart-1a2b"}"#;
+        let test = r#"{"reason":"compiler-artifact","target":{"kind":["test"],"name":"watch"},"executable":"/t/debug/deps/watch-3c"}"#;
+        let lib = r#"{"reason":"compiler-artifact","target":{"kind":["lib"],"name":"rein"},"executable":null}"#;
+        assert_eq!(
+            example_artifact(example),
+            Some((
+                "quickstart".to_owned(),
+                PathBuf::from("/t/debug/examples/quickstart-1a2b")
+            ))
+        );
+        assert_eq!(example_artifact(test), None);
+        assert_eq!(example_artifact(lib), None);
+        assert_eq!(example_artifact("   Compiling rein v0.1.0"), None);
+        assert_eq!(
+            example_artifact(r#"{"reason":"build-finished","success":true}"#),
+            None
+        );
     }
 }

@@ -105,3 +105,159 @@ fn ci_runs_the_suite() {
     let ci = std::fs::read_to_string(project_root().join(".ci/run")).unwrap();
     assert!(ci.contains("cargo xtask test"));
 }
+
+/// The `members = [...]` list of the root manifest.
+fn workspace_members(root_manifest: &str) -> Vec<String> {
+    let without_comments: Vec<&str> = root_manifest
+        .lines()
+        .map(|l| l.split('#').next().unwrap_or(""))
+        .collect();
+    let text = without_comments.join("\n");
+    let Some(start) = text.find("members") else {
+        return Vec::new();
+    };
+    let rest = &text[start..];
+    let (Some(open), Some(close)) = (rest.find('['), rest.find(']')) else {
+        return Vec::new();
+    };
+    rest[open + 1..close]
+        .split(',')
+        .map(|m| m.trim().trim_matches('"').to_owned())
+        .filter(|m| !m.is_empty())
+        .collect()
+}
+
+/// The `key = value` lines of table `[table]`, whitespace removed.
+fn table_lines(manifest: &str, table: &str) -> Vec<String> {
+    let header = format!("[{table}]");
+    let mut inside = false;
+    let mut lines = Vec::new();
+    for line in manifest.lines() {
+        let line: String = line
+            .split('#')
+            .next()
+            .unwrap_or("")
+            .split_whitespace()
+            .collect();
+        if line.starts_with('[') {
+            inside = line == header;
+        } else if inside && !line.is_empty() {
+            lines.push(line);
+        }
+    }
+    lines
+}
+
+/// Whether a member's manifest takes the workspace lints (`[lints] workspace = true`).
+fn inherits_workspace_lints(manifest: &str) -> bool {
+    table_lines(manifest, "lints")
+        .iter()
+        .any(|l| l == "workspace=true")
+}
+
+/// Whether the root manifest forbids unsafe code for every member that takes its lints.
+fn workspace_forbids_unsafe(root_manifest: &str) -> bool {
+    table_lines(root_manifest, "workspace.lints.rust")
+        .iter()
+        .any(|l| l == "unsafe_code=\"forbid\"" || l.starts_with("unsafe_code={level=\"forbid\""))
+}
+
+/// Whether a crate root says `#![forbid(unsafe_code)]` itself.
+fn crate_root_forbids_unsafe(source: &str) -> bool {
+    source
+        .lines()
+        .any(|l| l.split_whitespace().collect::<String>() == "#![forbid(unsafe_code)]")
+}
+
+#[test]
+fn every_member_takes_the_workspace_lints_and_no_crate_allows_unsafe_code() {
+    let root = project_root();
+    let manifest = std::fs::read_to_string(root.join("Cargo.toml")).unwrap();
+    let members = workspace_members(&manifest);
+    assert!(members.len() >= 10, "members not found: {members:?}");
+    let workspace_forbids = workspace_forbids_unsafe(&manifest);
+    let mut offenders = Vec::new();
+    for member in &members {
+        let dir = root.join(member);
+        let own = std::fs::read_to_string(dir.join("Cargo.toml")).unwrap_or_default();
+        let inherits = inherits_workspace_lints(&own);
+        if !inherits {
+            offenders.push(format!("{member}: no `[lints] workspace = true`"));
+        }
+        let roots_forbid = ["src/lib.rs", "src/main.rs"]
+            .iter()
+            .filter_map(|f| std::fs::read_to_string(dir.join(f)).ok())
+            .any(|src| crate_root_forbids_unsafe(&src));
+        if !(roots_forbid || inherits && workspace_forbids) {
+            offenders.push(format!(
+                "{member}: unsafe code is not forbidden (workspace lint `unsafe_code = \"forbid\"` \
+                 or `#![forbid(unsafe_code)]` in the crate root)"
+            ));
+        }
+    }
+    assert!(offenders.is_empty(), "{offenders:#?}");
+}
+
+#[test]
+fn the_lint_checks_flag_what_they_look_for() {
+    let root = "[workspace]\nmembers = [\n    \"crates/a\", # the core\n    \"b\",\n]\n\n\
+                [workspace.lints.rust]\nmissing_docs = \"warn\"\nunsafe_code = \"forbid\"\n";
+    assert_eq!(workspace_members(root), vec!["crates/a", "b"]);
+    assert!(workspace_forbids_unsafe(root));
+    assert!(!workspace_forbids_unsafe(&root.replace("forbid", "deny")));
+    assert!(!workspace_forbids_unsafe(
+        "[workspace.lints.clippy]\nunsafe_code = \"forbid\"\n"
+    ));
+    assert!(inherits_workspace_lints(
+        "[package]\nname = \"a\"\n\n[lints]\nworkspace = true\n"
+    ));
+    assert!(!inherits_workspace_lints("[package]\nname = \"a\"\n"));
+    assert!(!inherits_workspace_lints("[lints]\n# workspace = true\n"));
+    assert!(!inherits_workspace_lints(
+        "[lints.rust]\nworkspace = true\n"
+    ));
+    assert!(crate_root_forbids_unsafe(
+        "//! A crate.\n#![forbid(unsafe_code)]\n"
+    ));
+    assert!(!crate_root_forbids_unsafe(
+        "//! A crate.\n#![deny(unsafe_code)]\n"
+    ));
+}
+
+/// The `default_value` of the `--listen` argument in `rein-apiserver`'s clap `Args`.
+fn apiserver_default_listen(source: &str) -> Option<String> {
+    let mut last_arg = None;
+    for line in source.lines().map(str::trim) {
+        if line.starts_with("#[arg(") {
+            last_arg = Some(line);
+        } else if line.starts_with("listen:") {
+            let attr = last_arg?;
+            let value = attr.split("default_value = \"").nth(1)?;
+            return value.split('"').next().map(str::to_owned);
+        } else if !line.starts_with("///") {
+            last_arg = None;
+        }
+    }
+    None
+}
+
+#[test]
+fn rein_apiserver_listens_on_loopback_by_default() {
+    let path = project_root().join("crates/rein-testenv/src/bin/rein-apiserver.rs");
+    let source = std::fs::read_to_string(&path).unwrap();
+    let listen = apiserver_default_listen(&source)
+        .unwrap_or_else(|| panic!("no `--listen` default found in {}", path.display()));
+    let addr: std::net::SocketAddr = listen.parse().unwrap();
+    assert!(
+        addr.ip().is_loopback(),
+        "rein-apiserver's default --listen is {addr}"
+    );
+
+    let args = |attr: &str| format!("    /// Address.\n    {attr}\n    listen: SocketAddr,\n");
+    assert_eq!(
+        apiserver_default_listen(&args("#[arg(long, default_value = \"0.0.0.0:8080\")]")),
+        Some("0.0.0.0:8080".to_owned())
+    );
+    assert_eq!(apiserver_default_listen(&args("#[arg(long)]")), None);
+    assert_eq!(apiserver_default_listen("    listen: SocketAddr,\n"), None);
+}

@@ -51,6 +51,8 @@ pub enum Error {
         reason: String,
         /// Human-readable message.
         message: String,
+        /// The server's `details.retryAfterSeconds` (0 when absent).
+        retry_after_seconds: u32,
     },
     /// A watch closed almost immediately without delivering any event.
     #[error("watching: the stream closed within a second without any event")]
@@ -66,6 +68,7 @@ impl Error {
                 code,
                 reason,
                 message,
+                ..
             } => status_is_expired(*code, reason, message),
             _ => false,
         }
@@ -96,6 +99,36 @@ impl Error {
             _ => false,
         }
     }
+
+    /// True if the server reported an internal error (HTTP 500) that is not an expiry.
+    pub fn is_internal_error(&self) -> bool {
+        let code = match self {
+            Error::Api {
+                source: kube_client::Error::Api(s),
+                ..
+            } => s.code,
+            Error::WatchStatus { code, .. } => *code,
+            _ => return false,
+        };
+        code == 500 && !self.is_expired()
+    }
+
+    /// How long the server asked us to wait before retrying (`details.retryAfterSeconds`, which
+    /// the API server sets alongside the `Retry-After` header), if it said.
+    pub fn retry_after(&self) -> Option<std::time::Duration> {
+        let secs = match self {
+            Error::Api {
+                source: kube_client::Error::Api(s),
+                ..
+            } => s.details.as_ref().map_or(0, |d| d.retry_after_seconds),
+            Error::WatchStatus {
+                retry_after_seconds,
+                ..
+            } => *retry_after_seconds,
+            _ => 0,
+        };
+        (secs > 0).then(|| std::time::Duration::from_secs(u64::from(secs)))
+    }
 }
 
 pub(crate) fn status_is_expired(code: u16, reason: &str, message: &str) -> bool {
@@ -122,6 +155,7 @@ mod tests {
             code,
             reason: reason.into(),
             message: message.into(),
+            retry_after_seconds: 0,
         }
     }
 
@@ -136,5 +170,36 @@ mod tests {
         assert!(!status(429, "", "").rejected_request());
         assert!(!status(503, "", "").rejected_request());
         assert!(!Error::VeryShortWatch.is_expired());
+        assert!(status(500, "InternalError", "boom").is_internal_error());
+        assert!(!status(500, "", "too old resource version: 1 (5)").is_internal_error());
+        assert!(!status(429, "", "").is_internal_error());
+    }
+
+    #[test]
+    fn reads_retry_after() {
+        assert_eq!(status(429, "TooManyRequests", "").retry_after(), None);
+        let with = Error::WatchStatus {
+            code: 429,
+            reason: "TooManyRequests".into(),
+            message: String::new(),
+            retry_after_seconds: 3,
+        };
+        assert_eq!(with.retry_after(), Some(std::time::Duration::from_secs(3)));
+        let mut st =
+            kube_client::core::Status::failure("slow down", "TooManyRequests").with_code(429);
+        st.details = Some(kube_client::core::response::StatusDetails {
+            name: String::new(),
+            group: String::new(),
+            kind: String::new(),
+            uid: String::new(),
+            causes: Vec::new(),
+            retry_after_seconds: 2,
+        });
+        let api = Error::Api {
+            action: "starting a watch",
+            source: kube_client::Error::Api(st.boxed()),
+        };
+        assert!(api.is_too_many_requests());
+        assert_eq!(api.retry_after(), Some(std::time::Duration::from_secs(2)));
     }
 }

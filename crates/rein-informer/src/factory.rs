@@ -6,6 +6,7 @@ use std::fmt;
 use std::sync::Arc;
 use std::time::Duration;
 
+use futures::future::BoxFuture;
 use kube_client::core::{ApiResource, ClusterResourceScope, DynamicObject};
 use kube_client::{Client, Resource};
 use parking_lot::Mutex;
@@ -23,6 +24,7 @@ trait FactoryInformer: Send + Sync {
     fn as_any(self: Arc<Self>) -> Arc<dyn Any + Send + Sync>;
     fn spawn(self: Arc<Self>, stop: CancellationToken) -> tokio::task::JoinHandle<()>;
     fn synced(&self) -> bool;
+    fn wait(self: Arc<Self>) -> BoxFuture<'static, ()>;
 }
 
 impl<K> FactoryInformer for SharedIndexInformer<K>
@@ -37,6 +39,9 @@ where
     }
     fn synced(&self) -> bool {
         self.has_synced()
+    }
+    fn wait(self: Arc<Self>) -> BoxFuture<'static, ()> {
+        Box::pin(async move { wait::HasSynced::wait_synced(self.as_ref()).await })
     }
 }
 
@@ -267,5 +272,25 @@ impl SharedInformerFactory {
 impl wait::HasSynced for SharedInformerFactory {
     fn has_synced(&self) -> bool {
         SharedInformerFactory::has_synced(self)
+    }
+
+    /// Awaits every started informer's signal; checks again afterwards in case more informers
+    /// were started meanwhile.
+    fn wait_synced(&self) -> BoxFuture<'_, ()> {
+        Box::pin(async move {
+            loop {
+                let started: Vec<Arc<dyn FactoryInformer>> = self
+                    .informers
+                    .lock()
+                    .values()
+                    .filter(|e| e.started)
+                    .map(|e| e.informer.clone())
+                    .collect();
+                futures::future::join_all(started.into_iter().map(|i| i.wait())).await;
+                if self.has_synced() {
+                    return;
+                }
+            }
+        })
     }
 }

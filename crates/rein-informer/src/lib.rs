@@ -45,6 +45,7 @@ pub mod reflector;
 mod store;
 #[cfg(test)]
 mod testutil;
+mod transform;
 mod wait;
 
 pub use delta::{DeletedObject, Delta, DeltaObject, DeltaType};
@@ -64,4 +65,5 @@ pub use reflector::{
     BackoffOptions, Reflector, ReflectorOptions, ShouldResyncFn, TransformFn, WatchErrorHandler,
 };
 pub use store::{IndexFunc, Indexer, Indexers, KeyFunc, NAMESPACE_INDEX, namespace_index_func};
-pub use wait::{HasSynced, SYNC_POLL_INTERVAL, wait_for_cache_sync};
+pub use transform::strip_managed_fields;
+pub use wait::{HasSynced, SYNC_POLL_INTERVAL, SyncedSignal, wait_for_cache_sync};

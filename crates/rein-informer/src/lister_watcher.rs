@@ -43,6 +43,16 @@ pub trait ListerWatcher<K>: Send + Sync {
     fn supports_watch_list(&self) -> bool {
         true
     }
+    /// Rewrites a decoded object into its smallest in-memory form before the reflector keeps
+    /// it (when [`ReflectorOptions::compact_objects`](crate::ReflectorOptions) is on).
+    ///
+    /// serde decodes a JSON array into a `Vec` grown by doubling, so a decoded object carries
+    /// up to twice its lists' length in spare capacity; a clone allocates every `Vec` at
+    /// exactly its length. The default keeps the object as decoded; [`ApiListerWatcher`]
+    /// clones it and drops the decoded original.
+    fn compact(&self, obj: K) -> K {
+        obj
+    }
 }
 
 /// Which objects an [`ApiListerWatcher`] sees.
@@ -133,5 +143,9 @@ where
             .map_err(build_error)?;
         let stream = self.client.request_events::<K>(req).await?;
         Ok(stream.boxed())
+    }
+
+    fn compact(&self, obj: K) -> K {
+        obj.clone()
     }
 }

@@ -1,5 +1,6 @@
-//! Benchmarks of the test API server: create throughput, a 100,000-object list, and watch
-//! fan-out (100 watchers × 10,000 events). Prints `BENCH|…` lines for `cargo xtask bench`.
+//! Benchmarks of the test API server: create throughput (small ConfigMaps and realistic
+//! ~5 KB Pods), a 100,000-object list, and watch fan-out (100 watchers × 10,000 events).
+//! Prints `BENCH|…` lines for `cargo xtask bench`.
 
 use std::time::{Duration, Instant};
 
@@ -13,6 +14,8 @@ const LIST_OBJECTS: usize = 100_000;
 const WATCHERS: usize = 100;
 const WATCH_EVENTS: usize = 10_000;
 const CONCURRENCY: usize = 64;
+const PODS: usize = 20_000;
+const OWNERS: usize = 50;
 
 fn configmap(i: usize) -> ConfigMap {
     serde_json::from_value(json!({
@@ -72,6 +75,134 @@ async fn list_and_create() {
     );
 }
 
+/// A realistic Pod (labels, annotations, an owner, two containers with env, ports, probes,
+/// resources and mounts, projected volumes, tolerations): about 3 KB as sent, about 5 KB as
+/// stored with defaults and managedFields.
+fn pod(i: usize, owner_uid: &str) -> serde_json::Value {
+    let app = format!("app-{}", i % OWNERS);
+    let container = |name: &str, image: &str, port: i64| {
+        let env: Vec<serde_json::Value> = (0..6)
+            .map(|e| json!({"name": format!("{}_SETTING_{e}", name.to_uppercase()), "value": format!("value-{i}-{e}")}))
+            .collect();
+        json!({
+            "name": name, "image": image, "imagePullPolicy": "IfNotPresent",
+            "args": ["--port", port.to_string(), "--log-level=info"],
+            "env": env,
+            "ports": [{"name": "http", "containerPort": port, "protocol": "TCP"},
+                      {"name": "metrics", "containerPort": 9090, "protocol": "TCP"}],
+            "resources": {"requests": {"cpu": "100m", "memory": "128Mi"}, "limits": {"cpu": "500m", "memory": "512Mi"}},
+            "volumeMounts": [{"name": "config", "mountPath": "/etc/app", "readOnly": true},
+                             {"name": "kube-api-access", "mountPath": "/var/run/secrets/kubernetes.io/serviceaccount", "readOnly": true}],
+            "readinessProbe": {"httpGet": {"path": "/readyz", "port": port}, "periodSeconds": 10}
+        })
+    };
+    json!({
+        "apiVersion": "v1", "kind": "Pod",
+        "metadata": {
+            "name": format!("pod-{i:06}"),
+            "labels": {"app": app, "app.kubernetes.io/name": app, "app.kubernetes.io/version": "1.24.3",
+                       "pod-template-hash": format!("{:08x}", i * 2_654_435_761 % 0xffff_ffff)},
+            "annotations": {"prometheus.io/scrape": "true", "prometheus.io/port": "9090",
+                            "checksum/config": "3f1c2a9be0d4c7e8a1f6b2d9c0e7a4b1c8d5e2f9a6b3c0d7e4f1a8b5c2d9e6f3"},
+            "ownerReferences": [{"apiVersion": "apps/v1", "kind": "ReplicaSet", "name": format!("{app}-rs"),
+                                 "uid": owner_uid, "controller": true, "blockOwnerDeletion": true}]
+        },
+        "spec": {
+            "containers": [container("app", "registry.example.com/team/app:1.24.3", 8080),
+                           container("sidecar", "registry.example.com/infra/proxy:2.7.1", 15001)],
+            "volumes": [
+                {"name": "config", "configMap": {"name": format!("{app}-config")}},
+                {"name": "kube-api-access", "projected": {"sources": [
+                    {"serviceAccountToken": {"expirationSeconds": 3607, "path": "token"}},
+                    {"configMap": {"name": "kube-root-ca.crt", "items": [{"key": "ca.crt", "path": "ca.crt"}]}}
+                ]}}
+            ],
+            "nodeName": format!("node-{}", i % 100),
+            "tolerations": [
+                {"key": "node.kubernetes.io/not-ready", "operator": "Exists", "effect": "NoExecute", "tolerationSeconds": 300},
+                {"key": "node.kubernetes.io/unreachable", "operator": "Exists", "effect": "NoExecute", "tolerationSeconds": 300}
+            ]
+        }
+    })
+}
+
+/// Creates `PODS` realistic Pods from pre-encoded bodies (so the figure is the server's, not
+/// the client's serialisation), `CONCURRENCY` in flight; reports throughput and the latency
+/// tail under that burst.
+async fn pod_creates() {
+    let env = TestEnv::start().await.expect("starts");
+    let client = env.client();
+    let mut owners = Vec::new();
+    for j in 0..OWNERS {
+        let rs = json!({
+            "apiVersion": "apps/v1", "kind": "ReplicaSet",
+            "metadata": {"name": format!("app-{j}-rs")},
+            "spec": {"replicas": 0, "selector": {"matchLabels": {"app": format!("app-{j}")}},
+                     "template": {"metadata": {"labels": {"app": format!("app-{j}")}},
+                                  "spec": {"containers": [{"name": "app", "image": "app:1"}]}}}
+        });
+        let request = http::Request::post("/apis/apps/v1/namespaces/default/replicasets")
+            .header("content-type", "application/json")
+            .body(serde_json::to_vec(&rs).expect("encodes"))
+            .expect("request");
+        let created: serde_json::Value =
+            serde_json::from_str(&client.request_text(request).await.expect("creates"))
+                .expect("json");
+        owners.push(
+            created["metadata"]["uid"]
+                .as_str()
+                .expect("uid")
+                .to_string(),
+        );
+    }
+    let bodies: Vec<Vec<u8>> = (0..PODS)
+        .map(|i| serde_json::to_vec(&pod(i, &owners[i % OWNERS])).expect("encodes"))
+        .collect();
+    let sent = bodies.iter().map(Vec::len).sum::<usize>() / PODS;
+    let start = Instant::now();
+    let mut latencies: Vec<Duration> = futures::stream::iter(bodies)
+        .map(|body| {
+            let client = client.clone();
+            async move {
+                let request =
+                    http::Request::post("/api/v1/namespaces/default/pods?fieldManager=bench")
+                        .header("content-type", "application/json")
+                        .body(body)
+                        .expect("request");
+                let began = Instant::now();
+                client.request_text(request).await.expect("creates");
+                began.elapsed()
+            }
+        })
+        .buffer_unordered(CONCURRENCY)
+        .collect()
+        .await;
+    let took = start.elapsed();
+    latencies.sort();
+    let stored = client
+        .request_text(
+            http::Request::get("/api/v1/namespaces/default/pods/pod-000000")
+                .body(Vec::new())
+                .expect("request"),
+        )
+        .await
+        .expect("gets")
+        .len();
+    println!(
+        "BENCH|testenv|create throughput, realistic Pods ({sent} B sent, {stored} B stored; {CONCURRENCY} concurrent, raw bodies)|{:.0}|creates/s|higher is better",
+        PODS as f64 / took.as_secs_f64()
+    );
+    let p = |q: f64| latencies[((latencies.len() as f64 * q) as usize).min(latencies.len() - 1)];
+    println!(
+        "BENCH|testenv|Pod create latency p50 ({CONCURRENCY} in flight)|{:.2}|ms|lower is better",
+        p(0.5).as_secs_f64() * 1e3
+    );
+    println!(
+        "BENCH|testenv|Pod create latency p99 ({CONCURRENCY} in flight)|{:.2}|ms|lower is better",
+        p(0.99).as_secs_f64() * 1e3
+    );
+}
+
 async fn watch_fan_out() {
     let env = TestEnv::start().await.expect("starts");
     let api: Api<ConfigMap> = Api::namespaced(env.client(), "default");
@@ -122,7 +253,19 @@ fn main() {
         .enable_all()
         .build()
         .expect("runtime");
+    // `cargo bench -p rein-testenv --bench apiserver -- fan-out` runs only the fan-out case,
+    // `-- pods` only the realistic-Pod creates.
+    let only_fan_out = std::env::args().any(|a| a == "fan-out");
+    let only_pods = std::env::args().any(|a| a == "pods");
     runtime.block_on(async {
+        if only_fan_out {
+            watch_fan_out().await;
+            return;
+        }
+        if only_pods {
+            pod_creates().await;
+            return;
+        }
         let start = Instant::now();
         let env = TestEnv::start().await.expect("starts");
         println!(
@@ -131,6 +274,7 @@ fn main() {
         );
         drop(env);
         list_and_create().await;
+        pod_creates().await;
         watch_fan_out().await;
     });
 }

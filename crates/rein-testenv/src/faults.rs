@@ -1,5 +1,6 @@
 //! Fault injection for testing clients' recovery: close watches, answer with errors, add
-//! latency, compact the watch history, pause and resume the server.
+//! latency, compact the watch history, pause and resume the server, and make a request
+//! handler panic (to test the server's own panic containment).
 
 use std::fmt;
 use std::sync::Arc;
@@ -10,14 +11,16 @@ use tokio::sync::watch;
 
 use crate::store::Store;
 
-/// A canned error answer for the next few requests (optionally only those whose path
-/// contains a given string).
+/// A canned error answer, or a handler panic, for the next few requests (optionally only
+/// those whose path contains a given string).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Fault {
     pub(crate) code: u16,
     pub(crate) remaining: usize,
     pub(crate) retry_after_secs: Option<u64>,
     pub(crate) path: Option<String>,
+    /// Panic inside the handler (holding the store lock) instead of answering `code`.
+    pub(crate) panic: bool,
 }
 
 impl Fault {
@@ -28,6 +31,18 @@ impl Fault {
             remaining: n,
             retry_after_secs: None,
             path: None,
+            panic: false,
+        }
+    }
+
+    /// Make the handler of the next `n` requests panic while it holds the store's lock, as a
+    /// bug in a library the server calls would. The server contains the panic like
+    /// kube-apiserver's `WithPanicRecovery`: the request is answered with 500 InternalError,
+    /// the panic is logged, nothing is written, and the connection and the server keep serving.
+    pub fn panic(n: usize) -> Fault {
+        Fault {
+            panic: true,
+            ..Fault::server_error(n)
         }
     }
 
@@ -38,6 +53,7 @@ impl Fault {
             remaining: n,
             retry_after_secs: Some(retry_after_secs),
             path: None,
+            panic: false,
         }
     }
 

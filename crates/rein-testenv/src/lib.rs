@@ -32,6 +32,7 @@ mod faults;
 mod openapi;
 mod ops;
 mod patch;
+mod proto;
 mod requests;
 mod resources;
 mod selectors;

@@ -89,11 +89,9 @@ fn parse_label_term(term: &str) -> Option<LabelReq> {
             let key = term[..pos].trim();
             let set = term[pos + op.len()..].trim();
             let inner = set.strip_prefix('(')?.strip_suffix(')')?;
-            let values: Vec<String> = inner
-                .split(',')
-                .map(|v| v.trim().to_string())
-                .filter(|v| !v.is_empty())
-                .collect();
+            // An empty slot is the empty value, and `()` the set of only that, as apimachinery
+            // parses them.
+            let values: Vec<String> = inner.split(',').map(|v| v.trim().to_string()).collect();
             if !valid_key(key) {
                 return None;
             }

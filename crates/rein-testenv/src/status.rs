@@ -170,6 +170,22 @@ impl From<crate::patch::PatchError> for ApiError {
 }
 
 /// `metav1.StatusDetails` naming an object.
+impl From<crate::proto::ProtoError> for ApiError {
+    fn from(err: crate::proto::ProtoError) -> ApiError {
+        use crate::proto::ProtoError;
+        let message = match std::error::Error::source(&err) {
+            Some(cause) => format!("{err}: {cause}"),
+            None => err.to_string(),
+        };
+        match err {
+            ProtoError::UnknownKind { .. }
+            | ProtoError::UnknownMessage(_)
+            | ProtoError::ContentEncoding(_) => ApiError::new(415, "UnsupportedMediaType", message),
+            _ => ApiError::bad_request(message),
+        }
+    }
+}
+
 fn details(def: &ResourceDef, name: &str) -> Value {
     let mut d = json!({"name": name, "kind": def.plural});
     if !def.group.is_empty() {

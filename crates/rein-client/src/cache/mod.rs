@@ -465,6 +465,26 @@ impl HasSynced for Inner {
             .filter(|e| e.running)
             .all(|e| e.synced.has_synced())
     }
+
+    /// Awaits each running informer's sync signal (no polling); checks again afterwards in
+    /// case more informers were started meanwhile.
+    fn wait_synced(&self) -> futures::future::BoxFuture<'_, ()> {
+        Box::pin(async move {
+            loop {
+                let running: Vec<Arc<dyn HasSynced>> = self
+                    .informers
+                    .lock()
+                    .values()
+                    .filter(|e| e.running)
+                    .map(|e| e.synced.clone())
+                    .collect();
+                futures::future::join_all(running.iter().map(|s| s.wait_synced())).await;
+                if self.has_synced() {
+                    return;
+                }
+            }
+        })
+    }
 }
 
 fn informer_options<K>(settings: &KindSettings) -> InformerOptions {

@@ -54,6 +54,7 @@ pub struct Controller<K> {
     queue: Arc<dyn Queue<K>>,
     config: Mutex<Option<Config<K>>>,
     last_sync: ResourceVersionCell,
+    known: Option<crate::Indexer<K>>,
 }
 
 impl<K> fmt::Debug for Controller<K> {
@@ -72,7 +73,15 @@ impl<K: Resource + Send + Sync + 'static> Controller<K> {
             queue: config.queue.clone(),
             config: Mutex::new(Some(config)),
             last_sync: ResourceVersionCell::default(),
+            known: None,
         }
+    }
+
+    /// Lets the reflector's lists share unchanged objects with `cache` (the store the process
+    /// function writes into): see [`Reflector::with_known_objects`].
+    pub fn with_known_objects(mut self, cache: crate::Indexer<K>) -> Self {
+        self.known = Some(cache);
+        self
     }
 
     /// True once the queue's initial contents have been processed.
@@ -105,7 +114,8 @@ impl<K: Resource + Send + Sync + 'static> Controller<K> {
         let mut reflector = Reflector::new(lister_watcher, queue.clone(), reflector)
             .with_transform(transform)
             .with_watch_error_handler(watch_error_handler)
-            .with_resource_version_cell(self.last_sync.clone());
+            .with_resource_version_cell(self.last_sync.clone())
+            .with_known_objects(self.known.clone());
         if let Some(f) = should_resync {
             reflector = reflector.with_should_resync(f);
         }
@@ -136,5 +146,9 @@ impl<K: Resource + Send + Sync + 'static> Controller<K> {
 impl<K: Resource + Send + Sync + 'static> crate::HasSynced for Controller<K> {
     fn has_synced(&self) -> bool {
         Controller::has_synced(self)
+    }
+
+    fn wait_synced(&self) -> futures::future::BoxFuture<'_, ()> {
+        self.queue.wait_synced()
     }
 }

@@ -10,7 +10,8 @@ use parking_lot::Mutex;
 use tokio::sync::Notify;
 
 use super::{ProcessFn, Queue, QueueClosed, Requeue, SyncTracker, wake};
-use crate::{DeletedObject, Delta, DeltaType, Indexer, KeyFunc, meta_namespace_key};
+use crate::key::KeyMaker;
+use crate::{DeletedObject, Delta, DeltaType, Indexer, KeyFunc};
 
 /// Options for [`DeltaFifo`].
 pub struct DeltaFifoOptions<K> {
@@ -63,7 +64,7 @@ pub struct DeltaFifo<K> {
     known: Option<Indexer<K>>,
     emit_replaced: bool,
     requeue_on_error: bool,
-    key_fn: KeyFunc<K>,
+    key_maker: KeyMaker<K>,
 }
 
 impl<K> fmt::Debug for DeltaFifo<K> {
@@ -91,39 +92,50 @@ impl<K: Resource + Send + Sync + 'static> DeltaFifo<K> {
             known: options.known_objects,
             emit_replaced: options.emit_replaced,
             requeue_on_error: options.requeue_on_error,
-            key_fn: options
-                .key_fn
-                .unwrap_or_else(|| Arc::new(|o: &K| meta_namespace_key(o))),
+            key_maker: match options.key_fn {
+                Some(f) => KeyMaker::Custom(f),
+                None => KeyMaker::namespace_name(),
+            },
         }
     }
 }
 
 impl<K> DeltaFifo<K> {
-    fn key_of(&self, obj: &DeletedObject<K>) -> String {
-        match obj {
-            DeletedObject::Object(o) => (self.key_fn)(o),
-            DeletedObject::Tombstone { key, .. } => key.clone(),
+    fn queue_locked(&self, st: &mut State<K>, kind: DeltaType, obj: DeletedObject<K>) {
+        match &obj {
+            DeletedObject::Object(o) => {
+                let o = o.clone();
+                self.key_maker
+                    .with_key(&o, |key| Self::push_keyed(st, key, kind, obj));
+            }
+            DeletedObject::Tombstone { key, .. } => {
+                let key = key.clone();
+                Self::push_keyed(st, &key, kind, obj);
+            }
         }
+        wake(&self.notify, st.waiters);
     }
 
-    fn queue_locked(&self, st: &mut State<K>, kind: DeltaType, obj: DeletedObject<K>) {
-        let key = self.key_of(&obj);
+    /// Appends a delta under `key`; the key is allocated only when it is new to the queue.
+    fn push_keyed(st: &mut State<K>, key: &str, kind: DeltaType, obj: DeletedObject<K>) {
         let delta = Delta {
             kind,
             object: crate::DeltaObject::Object(obj),
         };
-        match st.items.get_mut(key.as_str()) {
+        match st.items.get_mut(key) {
             Some(deltas) => {
                 deltas.push(delta);
                 dedup_deletes(deltas);
             }
             None => {
-                let key: Arc<str> = key.into();
-                st.items.insert(key.clone(), vec![delta]);
+                let key: Arc<str> = Arc::from(key);
+                // Room for the common add-then-update pair without a reallocation.
+                let mut deltas = Vec::with_capacity(2);
+                deltas.push(delta);
+                st.items.insert(key.clone(), deltas);
                 st.queue.push_back(key);
             }
         }
-        wake(&self.notify, st.waiters);
     }
 
     /// Queues the deltas under `key` unless the key already has queued deltas (retry path).
@@ -153,7 +165,7 @@ impl<K> DeltaFifo<K> {
 
     /// The deltas queued for `obj`'s key.
     pub fn get(&self, obj: &K) -> Option<Vec<Delta<K>>> {
-        self.get_by_key(&(self.key_fn)(obj))
+        self.key_maker.with_key(obj, |key| self.get_by_key(key))
     }
 
     /// The queued keys in FIFO order.
@@ -210,15 +222,16 @@ impl<K: Send + Sync + 'static> Queue<K> for DeltaFifo<K> {
     }
 
     fn delete(&self, obj: Arc<K>) {
-        let key = (self.key_fn)(&obj);
         let mut st = self.state.lock();
         st.sync.mark_populated();
-        let queued = st.items.contains_key(key.as_str());
-        let known = match &self.known {
-            Some(known) => known.contains_key(&key),
-            None => false,
-        };
-        if !queued && !known {
+        let wanted = self.key_maker.with_key(&obj, |key| {
+            st.items.contains_key(key)
+                || self
+                    .known
+                    .as_ref()
+                    .is_some_and(|known| known.contains_key(key))
+        });
+        if !wanted {
             return;
         }
         self.queue_locked(&mut st, DeltaType::Deleted, DeletedObject::Object(obj));
@@ -233,7 +246,7 @@ impl<K: Send + Sync + 'static> Queue<K> for DeltaFifo<K> {
         let mut st = self.state.lock();
         let mut keys = HashSet::with_capacity(objects.len());
         for obj in objects {
-            keys.insert((self.key_fn)(&obj));
+            keys.insert(self.key_maker.key(&obj));
             self.queue_locked(&mut st, kind, DeletedObject::Object(obj));
         }
         let mut queued_deletions = 0;
@@ -289,6 +302,11 @@ impl<K: Send + Sync + 'static> Queue<K> for DeltaFifo<K> {
         self.state.lock().sync.has_synced()
     }
 
+    async fn wait_synced(&self) {
+        let signal = self.state.lock().sync.signal();
+        signal.wait().await;
+    }
+
     fn close(&self) {
         self.state.lock().closed = true;
         self.notify.notify_waiters();
@@ -317,6 +335,9 @@ impl<K: Send + Sync + 'static> Queue<K> for DeltaFifo<K> {
                     }
                     let retry = self.requeue_on_error.then(|| deltas.clone());
                     let result = process(deltas, initial);
+                    if initial {
+                        st.sync.publish();
+                    }
                     if let (Err(Requeue), Some(retry)) = (result, retry)
                         && !st.items.contains_key(&key)
                     {

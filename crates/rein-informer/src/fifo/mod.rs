@@ -47,6 +47,14 @@ pub trait Queue<K>: Send + Sync + std::fmt::Debug {
     }
     /// True once the first replace (or any add/update/delete) has been popped and processed.
     fn has_synced(&self) -> bool;
+    /// Resolves once [`Queue::has_synced`] is true. [`RealFifo`] and [`DeltaFifo`] resolve
+    /// from a signal the moment the last initial entry has been processed; the default polls
+    /// every [`crate::SYNC_POLL_INTERVAL`].
+    async fn wait_synced(&self) {
+        while !self.has_synced() {
+            tokio::time::sleep(crate::SYNC_POLL_INTERVAL).await;
+        }
+    }
     /// Closes the queue: pops drain what is left, then return [`QueueClosed`].
     fn close(&self);
     /// True once closed.
@@ -68,22 +76,37 @@ pub(crate) fn wake(notify: &tokio::sync::Notify, waiters: usize) {
     }
 }
 
-/// Initial-population tracking shared by both FIFOs.
+/// Initial-population tracking shared by both FIFOs, with the signal that wakes
+/// [`Queue::wait_synced`].
 #[derive(Debug, Default)]
 pub(crate) struct SyncTracker {
     populated: bool,
     initial_count: usize,
+    signal: crate::SyncedSignal,
+    published: bool,
 }
 
 impl SyncTracker {
     pub(crate) fn mark_populated(&mut self) {
         self.populated = true;
+        self.publish();
     }
     pub(crate) fn first_replace(&mut self, count: usize) {
         if !self.populated {
             self.populated = true;
             self.initial_count = count;
+            self.publish();
         }
+    }
+    /// Sets the signal if synced; called once the popped entries have been processed.
+    pub(crate) fn publish(&mut self) {
+        if !self.published && self.has_synced() {
+            self.published = true;
+            self.signal.set();
+        }
+    }
+    pub(crate) fn signal(&self) -> crate::SyncedSignal {
+        self.signal.clone()
     }
     pub(crate) fn has_synced(&self) -> bool {
         self.populated && self.initial_count == 0

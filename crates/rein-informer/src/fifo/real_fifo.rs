@@ -143,6 +143,11 @@ impl<K: Send + Sync + 'static> Queue<K> for RealFifo<K> {
         self.state.lock().sync.has_synced()
     }
 
+    async fn wait_synced(&self) {
+        let signal = self.state.lock().sync.signal();
+        signal.wait().await;
+    }
+
     fn close(&self) {
         self.state.lock().closed = true;
         self.notify.notify_waiters();
@@ -192,7 +197,9 @@ impl<K: Send + Sync + 'static> Queue<K> for RealFifo<K> {
                     // A requeue request is ignored: RealFIFO delivers every event exactly once.
                     let _ = process(batch, initial);
                     if initial {
-                        self.state.lock().sync.popped(n);
+                        let mut st = self.state.lock();
+                        st.sync.popped(n);
+                        st.sync.publish();
                     }
                     return Ok(());
                 }

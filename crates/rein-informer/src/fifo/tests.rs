@@ -323,3 +323,42 @@ async fn real_fifo_replace_and_resync_are_single_atomic_deltas() {
     assert_eq!(pop_one(&f).await.0, vec![d(SyncAll, "")]);
     assert_eq!(pop_one(&f).await.0, vec![d(Bookmark, "9")]);
 }
+
+/// `wait_synced` wakes the moment the last initial entry has been processed, on the paused
+/// clock without any time passing (a poll would have advanced it), for both queues.
+#[tokio::test(start_paused = true)]
+async fn wait_synced_wakes_when_the_initial_list_is_processed() {
+    let queues: [Arc<dyn Queue<ConfigMap>>; 2] = [
+        Arc::new(fifo()),
+        Arc::new(RealFifo::new(RealFifoOptions { batch_size: 1 })),
+    ];
+    for q in queues {
+        let start = tokio::time::Instant::now();
+        let waiter = {
+            let q = q.clone();
+            tokio::spawn(async move { q.wait_synced().await })
+        };
+        q.replace(vec![cm("ns", "a", "1"), cm("ns", "b", "1")], "1".into());
+        tokio::task::yield_now().await;
+        assert!(!waiter.is_finished());
+        pop_one(q.as_ref()).await;
+        tokio::task::yield_now().await;
+        let done_early = waiter.is_finished() && !q.has_synced();
+        assert!(!done_early, "woken before the initial list was processed");
+        while !q.has_synced() {
+            pop_one(q.as_ref()).await;
+        }
+        waiter.await.unwrap();
+        assert_eq!(start.elapsed(), Duration::ZERO);
+        // Already synced: resolves at once.
+        q.wait_synced().await;
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn wait_synced_after_an_empty_list() {
+    let q = fifo();
+    q.replace(Vec::new(), "1".into());
+    q.wait_synced().await;
+    assert!(q.has_synced());
+}

@@ -5,6 +5,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
+use futures::future::BoxFuture;
 use kube_client::Resource;
 use parking_lot::Mutex;
 use tokio_util::sync::CancellationToken;
@@ -48,6 +49,7 @@ pub struct InformerOptions {
 pub struct HandlerRegistration {
     id: u64,
     synced: Arc<dyn Fn() -> bool + Send + Sync>,
+    wait: Arc<dyn Fn() -> BoxFuture<'static, ()> + Send + Sync>,
 }
 
 impl fmt::Debug for HandlerRegistration {
@@ -69,6 +71,11 @@ impl HandlerRegistration {
 impl HasSynced for HandlerRegistration {
     fn has_synced(&self) -> bool {
         HandlerRegistration::has_synced(self)
+    }
+
+    /// Resolves once the informer has synced and this handler has handled every initial add.
+    fn wait_synced(&self) -> BoxFuture<'_, ()> {
+        (self.wait)()
     }
 }
 
@@ -267,9 +274,11 @@ where
         ));
         let registration = {
             let l = listener.clone();
+            let w = listener.clone();
             HandlerRegistration {
                 id: listener.id,
                 synced: Arc::new(move || l.has_synced()),
+                wait: Arc::new(move || Box::pin(w.clone().wait_synced())),
             }
         };
         if !lc.started {
@@ -322,19 +331,22 @@ where
         reflector.resync_period = check_period;
         let inner = self.inner.clone();
         let should = self.inner.clone();
-        let controller = Arc::new(Controller::new(Config {
-            queue: self.inner.queue.clone(),
-            lister_watcher,
-            process: Box::new(move |deltas, initial| {
-                inner.process_deltas(deltas, initial);
-                Ok(())
-            }),
-            reflector,
-            should_resync: Some(Arc::new(move || should.processor.should_resync())),
-            watch_error_handler,
-            transform,
-            retry_on_error: false,
-        }));
+        let controller = Arc::new(
+            Controller::new(Config {
+                queue: self.inner.queue.clone(),
+                lister_watcher,
+                process: Box::new(move |deltas, initial| {
+                    inner.process_deltas(deltas, initial);
+                    Ok(())
+                }),
+                reflector,
+                should_resync: Some(Arc::new(move || should.processor.should_resync())),
+                watch_error_handler,
+                transform,
+                retry_on_error: false,
+            })
+            .with_known_objects(self.inner.indexer.clone()),
+        );
         *self.controller.lock() = Some(controller.clone());
         controller.run(stop).await;
         processor_stop.cancel();
@@ -345,6 +357,10 @@ where
 impl<K: Resource + Send + Sync + 'static> HasSynced for SharedIndexInformer<K> {
     fn has_synced(&self) -> bool {
         SharedIndexInformer::has_synced(self)
+    }
+
+    fn wait_synced(&self) -> BoxFuture<'_, ()> {
+        self.inner.queue.wait_synced()
     }
 }
 
@@ -421,7 +437,7 @@ impl<K: Resource + Send + Sync + 'static> Inner<K> {
     fn replace_all(&self, objects: Vec<Arc<K>>, resource_version: String, initial: bool) {
         let keyed: Vec<(Arc<str>, Arc<K>)> = objects
             .into_iter()
-            .map(|o| (Arc::from(self.indexer.key_of(&o)), o))
+            .map(|o| (self.indexer.arc_key(&o), o))
             .collect();
         let mut old = self
             .indexer

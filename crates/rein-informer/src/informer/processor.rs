@@ -7,7 +7,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::time::Duration;
 
 use parking_lot::{Mutex, RwLock};
-use tokio::sync::mpsc;
+use tokio::sync::{Notify, mpsc};
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
@@ -46,6 +46,8 @@ pub(crate) struct Listener<K> {
     resync: Mutex<(Duration, Instant)>,
     syncing: AtomicBool,
     queue: Arc<dyn Queue<K>>,
+    /// Woken whenever `pending_initial` drops to zero.
+    initial_done: Notify,
 }
 
 impl<K> Listener<K> {
@@ -68,6 +70,7 @@ impl<K> Listener<K> {
             resync: Mutex::new((effective_resync, Instant::now() + effective_resync)),
             syncing: AtomicBool::new(false),
             queue,
+            initial_done: Notify::new(),
         }
     }
 
@@ -80,11 +83,25 @@ impl<K> Listener<K> {
         }
         if self.tx.send(n).is_err() {
             self.pending_initial.store(0, Ordering::Release);
+            self.initial_done.notify_waiters();
         }
     }
 
     pub(crate) fn has_synced(&self) -> bool {
         self.queue.has_synced() && self.pending_initial.load(Ordering::Acquire) == 0
+    }
+
+    /// Resolves once [`Listener::has_synced`] holds: the queue's signal, then the last
+    /// initial add handled.
+    pub(crate) async fn wait_synced(self: Arc<Self>) {
+        self.queue.wait_synced().await;
+        loop {
+            let done = self.initial_done.notified();
+            if self.pending_initial.load(Ordering::Acquire) == 0 {
+                return;
+            }
+            done.await;
+        }
     }
 
     pub(crate) fn remove(&self) {
@@ -145,8 +162,8 @@ impl<K> Listener<K> {
                     Notification::Update(a, b) => handler.on_update(a, b),
                     Notification::Delete(d) => handler.on_delete(d),
                 }));
-                if initial {
-                    this.pending_initial.fetch_sub(1, Ordering::AcqRel);
+                if initial && this.pending_initial.fetch_sub(1, Ordering::AcqRel) == 1 {
+                    this.initial_done.notify_waiters();
                 }
                 if result.is_err() {
                     tracing::error!("an event handler panicked; the notification was skipped");

@@ -14,12 +14,14 @@ use rand::Rng;
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
-use crate::{Error, ListerWatcher, Queue, WatchStream, meta_namespace_key};
+use crate::{Error, Indexer, ListerWatcher, Queue, WatchStream, meta_namespace_key};
 
 mod backoff;
+mod retry;
 
 use backoff::Backoff;
 pub use backoff::BackoffOptions;
+use retry::{InternalErrorRetry, WatchErrorAction, watch_error_action};
 
 /// Rewrites an object before it is stored (e.g. strips `managedFields`). Applied exactly once.
 pub type TransformFn<K> = Arc<dyn Fn(K) -> K + Send + Sync>;
@@ -45,6 +47,21 @@ pub struct ReflectorOptions {
     pub use_watch_list: bool,
     /// Backoff between list-and-watch cycles and between failed watch attempts.
     pub backoff: BackoffOptions,
+    /// How long internal errors (HTTP 500) on the watch are answered by re-watching from the
+    /// last resource version before the reflector gives up and relists (client-go's
+    /// `MaxInternalErrorRetryDuration`; zero: relist at the first 500). The window opens at
+    /// the first 500 and a new one opens after a minute without any.
+    pub max_internal_error_retry_duration: Duration,
+    /// The longest a server's `Retry-After` (on a 429, as a header or in an ERROR event) is
+    /// obeyed. A longer hint is cut to this, so a hostile or buggy server cannot stall the
+    /// informer for hours. Default: 30 s, the default backoff maximum. The wait is never
+    /// shorter than the reflector's own backoff step.
+    pub max_retry_after: Duration,
+    /// Store each decoded object in its compact form ([`ListerWatcher::compact`]: for the
+    /// API lister-watcher, an exact-capacity clone) and drop the decoded one at once. Costs
+    /// one clone per new object; saves the spare `Vec` capacity serde leaves behind (about a
+    /// sixth of a realistic Pod's memory). Default: on. Applied after the transform.
+    pub compact_objects: bool,
 }
 
 impl Default for ReflectorOptions {
@@ -56,6 +73,9 @@ impl Default for ReflectorOptions {
             min_watch_timeout: Duration::from_secs(300),
             use_watch_list: true,
             backoff: BackoffOptions::default(),
+            max_internal_error_retry_duration: Duration::from_secs(30),
+            max_retry_after: BackoffOptions::default().max,
+            compact_objects: true,
         }
     }
 }
@@ -83,6 +103,7 @@ pub struct Reflector<K> {
     watch_error_handler: Option<WatchErrorHandler>,
     last_sync: ResourceVersionCell,
     state: parking_lot::Mutex<LoopState>,
+    known: Option<Indexer<K>>,
 }
 
 #[derive(Debug, Default)]
@@ -104,8 +125,8 @@ impl<K> fmt::Debug for Reflector<K> {
 enum WatchEnd {
     /// Stopped by the caller.
     Stopped,
-    /// Relist needed (410 or an ended stream that must not be resumed).
-    Relist,
+    /// The stream ended normally (server timeout, closed connection): re-watch.
+    Closed,
 }
 
 impl<K> Reflector<K>
@@ -127,7 +148,16 @@ where
             watch_error_handler: None,
             last_sync: ResourceVersionCell::default(),
             state: parking_lot::Mutex::new(LoopState::default()),
+            known: None,
         }
+    }
+
+    /// Lets lists share objects with the consumer's cache: a listed object whose key and
+    /// resourceVersion match the cached one is dropped at once and the cached `Arc` is queued
+    /// instead, so a relist holds only the changed objects twice, not the whole list.
+    pub fn with_known_objects(mut self, known: Option<Indexer<K>>) -> Self {
+        self.known = known;
+        self
     }
 
     /// Sets the resync gate (default: always resync when the period elapses).
@@ -163,13 +193,15 @@ where
         let mut backoff = Backoff::new(self.options.backoff.clone());
         while !stop.is_cancelled() {
             backoff.attempt_started();
+            let mut retry_after = Duration::ZERO;
             if let Err(err) = self.list_and_watch(&stop).await {
+                retry_after = self.capped_retry_after(&err);
                 match &self.watch_error_handler {
                     Some(h) => h(&err),
                     None => default_watch_error_handler(&self.options.name, &err),
                 }
             }
-            let delay = backoff.next_delay();
+            let delay = backoff.next_delay().max(retry_after);
             tokio::select! {
                 _ = stop.cancelled() => break,
                 _ = tokio::time::sleep(delay) => {}
@@ -182,10 +214,24 @@ where
         let try_stream = self.options.use_watch_list
             && self.lister_watcher.supports_watch_list()
             && !self.state.lock().watch_list_unsupported;
-        if try_stream {
+        // A streaming list from an expired version is retried once from the newest one
+        // ("" after `rv_unavailable` is set) before falling back to a LIST.
+        let mut stream_attempts = if try_stream { 2 } else { 0 };
+        while stream_attempts > 0 {
+            stream_attempts -= 1;
             match self.watch_list(stop).await {
                 Ok(Some(stream)) => return self.watch(Some(stream), stop).await,
                 Ok(None) => return Ok(()),
+                Err(err) if err.is_expired() && stream_attempts > 0 => {
+                    self.state.lock().rv_unavailable = true;
+                    tracing::debug!(reflector = %self.options.name, error = %err,
+                        "streaming list expired; streaming again from the newest version");
+                }
+                Err(err) if err.is_too_many_requests() => {
+                    // The server asked us to slow down: a LIST now would only add load. End
+                    // the cycle; the run loop waits (at least Retry-After) and streams again.
+                    return Err(err);
+                }
                 Err(err) => {
                     // A request the server rejects outright means it cannot stream lists:
                     // stop trying. Anything else only falls back for this cycle.
@@ -195,6 +241,7 @@ where
                     if rejected {
                         self.state.lock().watch_list_unsupported = true;
                     }
+                    break;
                 }
             }
         }
@@ -204,11 +251,39 @@ where
         self.watch(None, stop).await
     }
 
-    fn wrap(&self, obj: K) -> Arc<K> {
-        match &self.transform {
-            Some(t) => Arc::new(t(obj)),
-            None => Arc::new(obj),
+    /// Wraps a listed object, reusing the cached `Arc` when the cache holds the same version.
+    fn wrap_listed(&self, obj: K) -> Arc<K> {
+        if let Some(known) = &self.known
+            && let Some(rv) = obj.meta().resource_version.as_deref()
+            && let Some(cached) = known.get(&obj)
+            && cached.meta().resource_version.as_deref() == Some(rv)
+        {
+            return cached;
         }
+        self.wrap(obj)
+    }
+
+    /// Transforms, compacts and wraps a decoded object (the only place objects are wrapped).
+    fn wrap(&self, obj: K) -> Arc<K> {
+        let obj = match &self.transform {
+            Some(t) => t(obj),
+            None => obj,
+        };
+        if self.options.compact_objects {
+            Arc::new(self.lister_watcher.compact(obj))
+        } else {
+            Arc::new(obj)
+        }
+    }
+
+    /// The server's Retry-After hint for `err`, cut to `max_retry_after`.
+    fn capped_retry_after(&self, err: &Error) -> Duration {
+        let hint = err.retry_after().unwrap_or_default();
+        if hint > self.options.max_retry_after {
+            tracing::debug!(reflector = %self.options.name, ?hint, cap = ?self.options.max_retry_after,
+                "capping the server's Retry-After");
+        }
+        hint.min(self.options.max_retry_after)
     }
 
     fn relist_resource_version(&self) -> String {
@@ -280,7 +355,11 @@ where
                                 action: "listing",
                                 source,
                             })?;
-                    let items = list.items.into_iter().map(|o| self.wrap(o)).collect();
+                    let items = list
+                        .items
+                        .into_iter()
+                        .map(|o| self.wrap_listed(o))
+                        .collect();
                     return Ok((items, list.resource_version));
                 }
                 Err(source) => {
@@ -295,7 +374,7 @@ where
             let list_rv = list.resource_version;
             items.reserve(list.items.len());
             for o in list.items {
-                items.push(self.wrap(o));
+                items.push(self.wrap_listed(o));
             }
             match next {
                 Some(token) => {
@@ -343,7 +422,7 @@ where
                     });
                 }
                 Some(Ok(WatchEvent::Added(o) | WatchEvent::Modified(o))) => {
-                    let o = self.wrap(o);
+                    let o = self.wrap_listed(o);
                     temp.insert(meta_namespace_key(o.as_ref()), o);
                 }
                 Some(Ok(WatchEvent::Deleted(o))) => {
@@ -369,24 +448,22 @@ where
                     {
                         self.state.lock().rv_unavailable = true;
                     }
-                    return Err(Error::WatchStatus {
-                        code: status.code,
-                        reason: status.reason.clone(),
-                        message: status.message.clone(),
-                    });
+                    return Err(status_error(&status));
                 }
             }
         }
     }
 
-    /// Watches from the last synced version, re-watching after normal closes, until a relist
-    /// is needed (`Ok`) or an error ends the cycle (`Err`).
+    /// Watches from the last synced version until a relist is needed (`Ok`) or an error ends
+    /// the cycle (`Err`). Normal closes re-watch at once; 429s, refused connections and (within
+    /// their window) 500s re-watch after a backoff step; 410 relists.
     async fn watch(
         &self,
         mut existing: Option<WatchStream<K>>,
         stop: &CancellationToken,
     ) -> Result<(), Error> {
         let mut backoff = Backoff::new(self.options.backoff.clone());
+        let mut internal = InternalErrorRetry::new(self.options.max_internal_error_retry_duration);
         let mut resync = (!self.options.resync_period.is_zero()).then(|| {
             tokio::time::interval_at(
                 Instant::now() + self.options.resync_period,
@@ -394,62 +471,71 @@ where
             )
         });
         loop {
-            let mut stream = match existing.take() {
-                Some(s) => s,
-                None => {
-                    let params = WatchParams {
-                        bookmarks: true,
-                        timeout: Some(self.watch_timeout()),
-                        ..Default::default()
-                    };
-                    let rv = self.last_sync.get().unwrap_or_default();
-                    let opened = tokio::select! {
-                        _ = stop.cancelled() => return Ok(()),
-                        r = self.lister_watcher.watch(&params, &rv) => r,
-                    };
-                    match opened {
-                        Ok(s) => s,
-                        Err(source) => {
-                            let err = Error::Api {
-                                action: "starting a watch",
-                                source,
-                            };
-                            if err.is_expired() {
-                                return Ok(());
-                            }
-                            if err.is_too_many_requests() || is_connection_refused(&err) {
-                                let delay = backoff.next_delay();
-                                tokio::select! {
-                                    _ = stop.cancelled() => return Ok(()),
-                                    _ = tokio::time::sleep(delay) => continue,
-                                }
-                            }
-                            return Err(err);
-                        }
+            let opened = match existing.take() {
+                Some(s) => Ok(Some(s)),
+                None => self.open_watch(stop).await,
+            };
+            let err = match opened {
+                Ok(None) => return Ok(()),
+                Ok(Some(mut stream)) => {
+                    backoff.attempt_started();
+                    match self.consume(&mut stream, resync.as_mut(), stop).await {
+                        Ok(WatchEnd::Stopped) => return Ok(()),
+                        Ok(WatchEnd::Closed) => continue,
+                        Err(err) => err,
                     }
                 }
+                Err(err) => err,
             };
-            backoff.attempt_started();
-            match self.consume(&mut stream, resync.as_mut(), stop).await? {
-                Some(WatchEnd::Stopped) => return Ok(()),
-                Some(WatchEnd::Relist) => return Ok(()),
-                None => {}
+            match watch_error_action(&err, &mut internal) {
+                WatchErrorAction::Relist => {
+                    tracing::debug!(reflector = %self.options.name, error = %err,
+                        "watch expired; relisting");
+                    return Ok(());
+                }
+                WatchErrorAction::GiveUp => return Err(err),
+                WatchErrorAction::Rewatch => {
+                    let delay = backoff.next_delay().max(self.capped_retry_after(&err));
+                    tracing::debug!(reflector = %self.options.name, error = %err, ?delay,
+                        "watch failed; watching again from the last resource version");
+                    tokio::select! {
+                        _ = stop.cancelled() => return Ok(()),
+                        _ = tokio::time::sleep(delay) => {}
+                    }
+                }
             }
         }
     }
 
-    /// Applies events from one stream. `Ok(None)`: closed normally, re-watch.
+    /// Opens a watch from the last synced version; `Ok(None)` if stopped.
+    async fn open_watch(&self, stop: &CancellationToken) -> Result<Option<WatchStream<K>>, Error> {
+        let params = WatchParams {
+            bookmarks: true,
+            timeout: Some(self.watch_timeout()),
+            ..Default::default()
+        };
+        let rv = self.last_sync.get().unwrap_or_default();
+        tokio::select! {
+            _ = stop.cancelled() => Ok(None),
+            r = self.lister_watcher.watch(&params, &rv) => r.map(Some).map_err(|source| Error::Api {
+                action: "starting a watch",
+                source,
+            }),
+        }
+    }
+
+    /// Applies events from one stream until it ends, it errors or `stop` is cancelled.
     async fn consume(
         &self,
         stream: &mut WatchStream<K>,
         mut resync: Option<&mut tokio::time::Interval>,
         stop: &CancellationToken,
-    ) -> Result<Option<WatchEnd>, Error> {
+    ) -> Result<WatchEnd, Error> {
         let started = Instant::now();
         let mut events = 0usize;
         loop {
             let ev = tokio::select! {
-                _ = stop.cancelled() => return Ok(Some(WatchEnd::Stopped)),
+                _ = stop.cancelled() => return Ok(WatchEnd::Stopped),
                 _ = tick(resync.as_deref_mut()) => {
                     if self.should_resync.as_ref().is_none_or(|f| f()) {
                         self.queue.resync();
@@ -462,7 +548,7 @@ where
                 if events == 0 && started.elapsed() < Duration::from_secs(1) {
                     return Err(Error::VeryShortWatch);
                 }
-                return Ok(None);
+                return Ok(WatchEnd::Closed);
             };
             events += 1;
             let ev = ev.map_err(|source| Error::Api {
@@ -490,17 +576,7 @@ where
                     self.queue.bookmark(rv.clone());
                     self.record(Some(rv));
                 }
-                WatchEvent::Error(status) => {
-                    let err = Error::WatchStatus {
-                        code: status.code,
-                        reason: status.reason.clone(),
-                        message: status.message.clone(),
-                    };
-                    if err.is_expired() {
-                        return Ok(Some(WatchEnd::Relist));
-                    }
-                    return Err(err);
-                }
+                WatchEvent::Error(status) => return Err(status_error(&status)),
             }
         }
     }
@@ -521,17 +597,14 @@ async fn tick(interval: Option<&mut tokio::time::Interval>) {
     }
 }
 
-fn is_connection_refused(err: &Error) -> bool {
-    let mut source: Option<&(dyn std::error::Error + 'static)> = Some(err);
-    while let Some(e) = source {
-        if let Some(io) = e.downcast_ref::<std::io::Error>()
-            && io.kind() == std::io::ErrorKind::ConnectionRefused
-        {
-            return true;
-        }
-        source = e.source();
+/// An ERROR event's status as an [`Error`].
+fn status_error(status: &kube_client::core::Status) -> Error {
+    Error::WatchStatus {
+        code: status.code,
+        reason: status.reason.clone(),
+        message: status.message.clone(),
+        retry_after_seconds: status.details.as_ref().map_or(0, |d| d.retry_after_seconds),
     }
-    false
 }
 
 fn default_watch_error_handler(name: &str, err: &Error) {

@@ -7,7 +7,8 @@ use std::sync::Arc;
 use kube_client::Resource;
 use parking_lot::RwLock;
 
-use crate::{Error, meta_namespace_key};
+use crate::Error;
+use crate::key::KeyMaker;
 
 #[cfg(test)]
 mod tests;
@@ -38,10 +39,59 @@ pub(crate) type FastMap<K, V> = foldhash::HashMap<K, V>;
 /// value → (key → object): lookups clone `Arc`s straight out of the set.
 type Index<K> = FastMap<String, FastMap<Arc<str>, Arc<K>>>;
 
+/// An index function as stored: the built-in namespace index reads the value straight out of
+/// the object (no allocation per write); others are the caller's [`IndexFunc`].
+enum IndexFn<K> {
+    Namespace(fn(&K) -> Option<&str>),
+    Custom(IndexFunc<K>),
+}
+
+impl<K> IndexFn<K> {
+    fn values<'a>(&self, obj: &'a K) -> Values<'a> {
+        match self {
+            IndexFn::Namespace(f) => Values::Borrowed(f(obj)),
+            IndexFn::Custom(f) => Values::Owned(f(obj)),
+        }
+    }
+}
+
+/// The values one object is indexed under.
+enum Values<'a> {
+    Borrowed(Option<&'a str>),
+    Owned(Vec<String>),
+}
+
+impl Values<'_> {
+    fn iter(&self) -> impl Iterator<Item = &str> {
+        let (one, many): (Option<&str>, &[String]) = match self {
+            Values::Borrowed(v) => (*v, &[]),
+            Values::Owned(v) => (None, v.as_slice()),
+        };
+        one.into_iter().chain(many.iter().map(String::as_str))
+    }
+
+    fn contains(&self, value: &str) -> bool {
+        match self {
+            Values::Borrowed(v) => *v == Some(value),
+            Values::Owned(v) => v.iter().any(|x| x == value),
+        }
+    }
+}
+
+fn namespace_of<K: Resource>(obj: &K) -> Option<&str> {
+    obj.meta().namespace.as_deref().filter(|ns| !ns.is_empty())
+}
+
+/// One named index: its function and its contents.
+struct NamedIndex<K> {
+    name: String,
+    func: IndexFn<K>,
+    index: Index<K>,
+}
+
 struct State<K> {
     items: FastMap<Arc<str>, Arc<K>>,
-    indexers: Indexers<K>,
-    indices: FastMap<String, Index<K>>,
+    indexes: Vec<NamedIndex<K>>,
     last_resource_version: Option<String>,
 }
 
@@ -51,14 +101,14 @@ struct State<K> {
 /// immutable. Index functions are infallible (unlike client-go, which panics on an index error).
 pub struct Indexer<K> {
     state: Arc<RwLock<State<K>>>,
-    key_fn: KeyFunc<K>,
+    key_maker: KeyMaker<K>,
 }
 
 impl<K> Clone for Indexer<K> {
     fn clone(&self) -> Self {
         Indexer {
             state: self.state.clone(),
-            key_fn: self.key_fn.clone(),
+            key_maker: self.key_maker.clone(),
         }
     }
 }
@@ -68,7 +118,10 @@ impl<K> fmt::Debug for Indexer<K> {
         let state = self.state.read();
         f.debug_struct("Indexer")
             .field("len", &state.items.len())
-            .field("indexers", &state.indexers.keys().collect::<Vec<_>>())
+            .field(
+                "indexers",
+                &state.indexes.iter().map(|i| &i.name).collect::<Vec<_>>(),
+            )
             .finish()
     }
 }
@@ -82,12 +135,13 @@ impl<K: Resource + Send + Sync + 'static> Default for Indexer<K> {
 impl<K: Resource + Send + Sync + 'static> Indexer<K> {
     /// An indexer keyed by `namespace/name` with the namespace index installed.
     pub fn new() -> Self {
-        let mut indexers: Indexers<K> = HashMap::new();
-        indexers.insert(
-            NAMESPACE_INDEX.to_string(),
-            Arc::new(|o: &K| namespace_index_func(o)),
-        );
-        Self::with_key_func(Arc::new(|o: &K| meta_namespace_key(o)), indexers)
+        let idx = Self::build(KeyMaker::namespace_name());
+        idx.state.write().indexes.push(NamedIndex {
+            name: NAMESPACE_INDEX.to_string(),
+            func: IndexFn::Namespace(namespace_of::<K>),
+            index: Index::default(),
+        });
+        idx
     }
 
     /// An indexer with the namespace index plus `indexers` (which may replace it).
@@ -96,8 +150,12 @@ impl<K: Resource + Send + Sync + 'static> Indexer<K> {
         {
             let mut st = idx.state.write();
             for (name, f) in indexers {
-                st.indices.insert(name.clone(), Index::default());
-                st.indexers.insert(name, f);
+                st.indexes.retain(|i| i.name != name);
+                st.indexes.push(NamedIndex {
+                    name,
+                    func: IndexFn::Custom(f),
+                    index: Index::default(),
+                });
             }
         }
         idx
@@ -107,24 +165,37 @@ impl<K: Resource + Send + Sync + 'static> Indexer<K> {
 impl<K> Indexer<K> {
     /// A store with a custom key function and no indexes except those given.
     pub fn with_key_func(key_fn: KeyFunc<K>, indexers: Indexers<K>) -> Self {
-        let indices = indexers
-            .keys()
-            .map(|n| (n.clone(), Index::default()))
+        let idx = Self::build(KeyMaker::Custom(key_fn));
+        idx.state.write().indexes = indexers
+            .into_iter()
+            .map(|(name, f)| NamedIndex {
+                name,
+                func: IndexFn::Custom(f),
+                index: Index::default(),
+            })
             .collect();
+        idx
+    }
+
+    fn build(key_maker: KeyMaker<K>) -> Self {
         Indexer {
             state: Arc::new(RwLock::new(State {
                 items: FastMap::default(),
-                indexers,
-                indices,
+                indexes: Vec::new(),
                 last_resource_version: None,
             })),
-            key_fn,
+            key_maker,
         }
     }
 
     /// The key of `obj` under this store's key function.
     pub fn key_of(&self, obj: &K) -> String {
-        (self.key_fn)(obj)
+        self.key_maker.key(obj)
+    }
+
+    /// The key of `obj` as a shared string, built with a single allocation.
+    pub(crate) fn arc_key(&self, obj: &K) -> Arc<str> {
+        self.key_maker.arc_key(obj)
     }
 
     /// Inserts or replaces an object.
@@ -139,30 +210,24 @@ impl<K> Indexer<K> {
 
     /// Inserts or replaces an object, returning the previous value under its key.
     pub fn upsert(&self, obj: Arc<K>) -> Option<Arc<K>> {
-        let key: Arc<str> = Arc::from(self.key_of(&obj));
-        let mut st = self.state.write();
-        let old = st.items.insert(key.clone(), obj.clone());
-        st.update_indices(old.as_deref(), Some(&obj), &key);
-        old
+        self.key_maker
+            .with_key(&obj, |key| self.state.write().upsert(key, obj.clone()))
     }
 
     /// Removes the object with `obj`'s key; no error if absent.
     pub fn delete(&self, obj: &K) -> Option<Arc<K>> {
-        let key = self.key_of(obj);
-        self.delete_by_key(&key)
+        self.key_maker
+            .with_key(obj, |key| self.state.write().delete(key))
     }
 
     /// Removes the object stored under `key`, returning it.
     pub fn delete_by_key(&self, key: &str) -> Option<Arc<K>> {
-        let mut st = self.state.write();
-        let (k, old) = st.items.remove_entry(key)?;
-        st.update_indices(Some(&old), None, &k);
-        Some(old)
+        self.state.write().delete(key)
     }
 
     /// The stored object with `obj`'s key.
     pub fn get(&self, obj: &K) -> Option<Arc<K>> {
-        self.get_by_key(&self.key_of(obj))
+        self.key_maker.with_key(obj, |key| self.get_by_key(key))
     }
 
     /// The stored object under `key`.
@@ -211,10 +276,8 @@ impl<K> Indexer<K> {
         objects: Vec<Arc<K>>,
         resource_version: String,
     ) -> FastMap<Arc<str>, Arc<K>> {
-        let keyed: Vec<(Arc<str>, Arc<K>)> = objects
-            .into_iter()
-            .map(|o| (Arc::from(self.key_of(&o)), o))
-            .collect();
+        let keyed: Vec<(Arc<str>, Arc<K>)> =
+            objects.into_iter().map(|o| (self.arc_key(&o), o)).collect();
         self.replace_keyed(keyed, resource_version)
     }
 
@@ -245,12 +308,11 @@ impl<K> Indexer<K> {
     /// Objects sharing any index value with `obj` under index `index_name` (deduplicated).
     pub fn index(&self, index_name: &str, obj: &K) -> Result<Vec<Arc<K>>, Error> {
         let st = self.state.read();
-        let f = st.indexer(index_name)?;
-        let index = &st.indices[index_name];
-        let values = f(obj);
+        let named = st.named(index_name)?;
+        let values = named.func.values(obj);
         let mut found: FastMap<&Arc<str>, &Arc<K>> = FastMap::default();
-        for v in &values {
-            if let Some(set) = index.get(v) {
+        for v in values.iter() {
+            if let Some(set) = named.index.get(v) {
                 found.extend(set.iter());
             }
         }
@@ -260,8 +322,7 @@ impl<K> Indexer<K> {
     /// Objects whose index values under `index_name` include `value`.
     pub fn by_index(&self, index_name: &str, value: &str) -> Result<Vec<Arc<K>>, Error> {
         let st = self.state.read();
-        st.indexer(index_name)?;
-        let Some(set) = st.indices[index_name].get(value) else {
+        let Some(set) = st.named(index_name)?.index.get(value) else {
             return Ok(Vec::new());
         };
         Ok(set.values().cloned().collect())
@@ -270,8 +331,9 @@ impl<K> Indexer<K> {
     /// Keys of the objects indexed under `value`, sorted.
     pub fn index_keys(&self, index_name: &str, value: &str) -> Result<Vec<String>, Error> {
         let st = self.state.read();
-        st.indexer(index_name)?;
-        let mut keys: Vec<String> = st.indices[index_name]
+        let mut keys: Vec<String> = st
+            .named(index_name)?
+            .index
             .get(value)
             .map(|s| s.keys().map(|k| k.to_string()).collect())
             .unwrap_or_default();
@@ -283,83 +345,133 @@ impl<K> Indexer<K> {
     pub fn list_index_func_values(&self, index_name: &str) -> Vec<String> {
         self.state
             .read()
-            .indices
-            .get(index_name)
-            .map(|i| i.keys().cloned().collect())
+            .named(index_name)
+            .map(|i| i.index.keys().cloned().collect())
             .unwrap_or_default()
     }
 
     /// The names of the installed indexes.
     pub fn indexer_names(&self) -> Vec<String> {
-        self.state.read().indexers.keys().cloned().collect()
+        self.state
+            .read()
+            .indexes
+            .iter()
+            .map(|i| i.name.clone())
+            .collect()
     }
 
     /// Installs more indexes and indexes the current contents (allowed at any time).
     pub fn add_indexers(&self, indexers: Indexers<K>) -> Result<(), Error> {
         let mut st = self.state.write();
-        if let Some(name) = indexers.keys().find(|n| st.indexers.contains_key(*n)) {
+        if let Some(name) = indexers
+            .keys()
+            .find(|n| st.indexes.iter().any(|i| &i.name == *n))
+        {
             return Err(Error::IndexerConflict { name: name.clone() });
         }
         for (name, f) in indexers {
-            let index = build_index(&st.items, &f);
-            st.indices.insert(name.clone(), index);
-            st.indexers.insert(name, f);
+            let func = IndexFn::Custom(f);
+            let index = build_index(&st.items, &func);
+            st.indexes.push(NamedIndex { name, func, index });
         }
         Ok(())
     }
 }
 
 impl<K> State<K> {
-    fn indexer(&self, name: &str) -> Result<&IndexFunc<K>, Error> {
-        self.indexers
-            .get(name)
+    fn named(&self, name: &str) -> Result<&NamedIndex<K>, Error> {
+        self.indexes
+            .iter()
+            .find(|i| i.name == name)
             .ok_or_else(|| Error::UnknownIndex { name: name.into() })
     }
 
+    fn upsert(&mut self, key: &str, obj: Arc<K>) -> Option<Arc<K>> {
+        // One hash lookup by borrowed key; the key is allocated only for a new object.
+        let (key, old) = match self.items.get_key_value(key) {
+            Some((k, _)) => {
+                let k = k.clone();
+                let old = self.items.insert(k.clone(), obj.clone());
+                (k, old)
+            }
+            None => {
+                let k: Arc<str> = Arc::from(key);
+                self.items.insert(k.clone(), obj.clone());
+                (k, None)
+            }
+        };
+        self.update_indices(old.as_deref(), Some(&obj), &key);
+        old
+    }
+
+    fn delete(&mut self, key: &str) -> Option<Arc<K>> {
+        let (k, old) = self.items.remove_entry(key)?;
+        self.update_indices(Some(&old), None, &k);
+        Some(old)
+    }
+
     fn rebuild_indices(&mut self) {
-        for (name, f) in &self.indexers {
-            let index = build_index(&self.items, f);
-            self.indices.insert(name.clone(), index);
+        for named in &mut self.indexes {
+            named.index = build_index(&self.items, &named.func);
         }
     }
 
+    /// Moves `key` between index sets. Values an update leaves unchanged only have the
+    /// object pointer swapped in place (no set is removed or re-created).
     fn update_indices(&mut self, old: Option<&K>, new: Option<&Arc<K>>, key: &Arc<str>) {
-        for (name, f) in &self.indexers {
-            let old_values = old.map(|o| f(o)).unwrap_or_default();
-            let new_values = new.map(|n| f(n)).unwrap_or_default();
-            let Some(index) = self.indices.get_mut(name) else {
-                continue;
-            };
-            if let (Some(new), [o], [n]) = (new, old_values.as_slice(), new_values.as_slice())
-                && o == n
-            {
-                if let Some(set) = index.get_mut(n) {
-                    set.insert(key.clone(), new.clone());
-                }
-                continue;
-            }
-            for v in &old_values {
-                if let Some(set) = index.get_mut(v) {
-                    set.remove(key);
-                    if set.is_empty() {
-                        index.remove(v);
+        for named in &mut self.indexes {
+            let old_values = old.map(|o| named.func.values(o));
+            let new_values = new.map(|n| named.func.values(n));
+            let index = &mut named.index;
+            if let Some(old_values) = &old_values {
+                for v in old_values.iter() {
+                    if new_values.as_ref().is_some_and(|n| n.contains(v)) {
+                        continue;
+                    }
+                    if let Some(set) = index.get_mut(v) {
+                        set.remove(key);
+                        if set.is_empty() {
+                            index.remove(v);
+                        }
                     }
                 }
             }
-            if let Some(new) = new {
-                for v in new_values {
-                    index.entry(v).or_default().insert(key.clone(), new.clone());
+            let (Some(new), Some(new_values)) = (new, &new_values) else {
+                continue;
+            };
+            for v in new_values.iter() {
+                match index.get_mut(v) {
+                    Some(set) => match set.get_mut(key) {
+                        Some(slot) => *slot = new.clone(),
+                        None => {
+                            set.insert(key.clone(), new.clone());
+                        }
+                    },
+                    None => {
+                        let mut set = FastMap::default();
+                        set.insert(key.clone(), new.clone());
+                        index.insert(v.to_string(), set);
+                    }
                 }
             }
         }
     }
 }
 
-fn build_index<K>(items: &FastMap<Arc<str>, Arc<K>>, f: &IndexFunc<K>) -> Index<K> {
+fn build_index<K>(items: &FastMap<Arc<str>, Arc<K>>, f: &IndexFn<K>) -> Index<K> {
     let mut index = Index::default();
     for (key, obj) in items {
-        for v in f(obj) {
-            index.entry(v).or_default().insert(key.clone(), obj.clone());
+        for v in f.values(obj).iter() {
+            match index.get_mut(v) {
+                Some(set) => {
+                    set.insert(key.clone(), obj.clone());
+                }
+                None => {
+                    let mut set: FastMap<Arc<str>, Arc<K>> = FastMap::default();
+                    set.insert(key.clone(), obj.clone());
+                    index.insert(v.to_string(), set);
+                }
+            }
         }
     }
     index

@@ -51,6 +51,15 @@ pub enum Error {
         #[source]
         source: KubeconfigError,
     },
+    /// The kubeconfig's certificate authority (`certificate-authority[-data]`) decodes but
+    /// holds no PEM certificate, so no server could ever be trusted (client-go refuses it too).
+    #[error(
+        "building a client config from the kubeconfig named by {origin}: its certificate authority holds no PEM certificate"
+    )]
+    NoCertificateAuthority {
+        /// Which source named the kubeconfig.
+        origin: Origin,
+    },
     /// No source yielded a configuration; `tried` says why each was skipped.
     #[error("finding a Kubernetes client config: nothing usable found (tried: {})", .tried.join("; "))]
     NotFound {

@@ -179,9 +179,13 @@ async fn build(
     kubeconfig: Kubeconfig,
     options: &KubeConfigOptions,
 ) -> Result<Config, Error> {
-    Config::from_custom_kubeconfig(kubeconfig, options)
+    let config = Config::from_custom_kubeconfig(kubeconfig, options)
         .await
-        .map_err(|source: KubeconfigError| Error::BuildConfig { origin, source })
+        .map_err(|source: KubeconfigError| Error::BuildConfig { origin, source })?;
+    if config.root_cert.as_ref().is_some_and(Vec::is_empty) {
+        return Err(Error::NoCertificateAuthority { origin });
+    }
+    Ok(config)
 }
 
 fn error_chain(err: &dyn std::error::Error) -> String {

@@ -22,7 +22,8 @@ pub struct LeaderElectionConfig {
     /// How long to wait between attempts.
     pub retry_period: Duration,
     /// Give the lease up (empty holder, 1 s duration) when stopped, so a successor need not
-    /// wait for it to expire. Only safe if all leader-only work has stopped before.
+    /// wait for it to expire. Only safe if all leader-only work has stopped before (the
+    /// manager stops its leader-only runnables first). A lost lease is never released.
     pub release_on_cancel: bool,
     /// A name for logs and metrics.
     pub name: String,

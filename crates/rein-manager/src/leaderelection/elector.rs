@@ -86,7 +86,10 @@ impl LeaderElector {
     /// Competes for the lease until `stop` is cancelled or leadership is lost, then returns.
     ///
     /// `on_stopped_leading` is always called on the way out (also if the future is dropped).
-    /// With `release_on_cancel` the lease is released after the leader token was cancelled.
+    /// With `release_on_cancel` the lease is released after the leader token was cancelled,
+    /// but only when `stop` ended the term: a leader that *lost* the lease (its renew deadline
+    /// passed) never releases it, because its leader-only work may still be winding down; the
+    /// lease then expires by itself, `lease_duration - renew_deadline` after the deadline.
     /// Call once per elector; a manager that lost the lease is expected to exit.
     pub async fn run(&self, stop: CancellationToken) {
         let _stopped = StoppedGuard(self.inner.callbacks.clone());
@@ -99,13 +102,15 @@ impl LeaderElector {
         let end = self.renew(&stop).await;
         drop(leader_guard);
         match end {
-            RenewEnd::Stopped => tracing::info!(lease = %self.describe(), "stopped leading"),
+            RenewEnd::Stopped => {
+                tracing::info!(lease = %self.describe(), "stopped leading");
+                if self.inner.config.release_on_cancel {
+                    self.release().await;
+                }
+            }
             RenewEnd::Lost => {
                 tracing::warn!(lease = %self.describe(), "leader election lost: renew deadline passed")
             }
-        }
-        if self.inner.config.release_on_cancel {
-            self.release().await;
         }
     }
 
@@ -339,14 +344,17 @@ impl LeaderElector {
             }
         };
 
-        // 3. Note a change of the record at local time `started`.
+        // 3. Note a change of the record at the local time the read *returned* (client-go's
+        //    `setObservedRecord`). Not `started`: a slow read can return a renewal the holder
+        //    began after `started`, and dating it back would let us judge the lease expired
+        //    up to one request timeout before the holder's renew deadline.
         let observed_time = {
             let mut state = self.inner.state.lock();
             let raw = old.raw();
             if state.record.is_none() || state.raw != raw {
                 state.record = Some(old.clone());
                 state.raw = raw;
-                state.time = Some(started);
+                state.time = Some(Instant::now());
             }
             state.time.unwrap_or(started)
         };

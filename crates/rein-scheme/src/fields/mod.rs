@@ -148,7 +148,14 @@ impl fmt::Display for Selector {
                 Operator::Equals => "=",
                 Operator::NotEquals => "!=",
             };
-            write!(f, "{}{op}{}", r.field, escape(&r.value))?;
+            // A field ending in `!` or `\` (`a! =b`) needs the space, or `a!=b` would read as
+            // `!=` (and `a\=b` as an escape); the parser trims it off again.
+            let gap = if r.field.ends_with(['!', '\\']) {
+                " "
+            } else {
+                ""
+            };
+            write!(f, "{}{gap}{op}{}", r.field, escape(&r.value))?;
         }
         Ok(())
     }

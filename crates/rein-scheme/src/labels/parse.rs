@@ -117,7 +117,8 @@ impl Parser {
         }
     }
 
-    /// `( v1, v2, … )`; an empty slot between commas is the empty value.
+    /// `( v1, v2, … )`; an empty slot between commas is the empty value, and `()` is the set
+    /// holding only the empty value (as apimachinery reads it, and as `in ("")` prints).
     fn value_set(&mut self) -> Result<Vec<String>, ParseError> {
         match self.next() {
             Some((_, Token::Open)) => {}
@@ -126,6 +127,7 @@ impl Parser {
         let mut values = Vec::new();
         if self.peek() == Some(&Token::Close) {
             self.next();
+            values.push(String::new());
             return Ok(values);
         }
         loop {

@@ -17,6 +17,12 @@ mod validate;
 pub(crate) use document::{v2_document, v3_group_version, v3_index};
 pub(crate) use validate::unknown_fields;
 
+/// Every built-in definition by name (the protobuf table generator checks JSON names here).
+#[cfg(test)]
+pub(crate) fn definitions() -> &'static serde_json::Map<String, serde_json::Value> {
+    &builtin::builtins().definitions
+}
+
 /// The schema of one served version of a CustomResourceDefinition.
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) struct CrdSchema {

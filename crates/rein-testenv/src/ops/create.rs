@@ -9,16 +9,36 @@ use super::{Target, WriteOpts, crd, is_crd, is_namespace};
 use crate::patch;
 use crate::resources::ResKey;
 use crate::status::ApiError;
-use crate::store::Txn;
+use crate::store::{ObjKey, Txn};
 
 /// Creates `obj` in `namespace` (for namespaced resources); answers the stored object.
 pub(crate) fn create(
     txn: &mut Txn<'_>,
     target: Target<'_>,
     namespace: Option<&str>,
-    mut obj: Value,
+    obj: Value,
     opts: &WriteOpts,
 ) -> Result<Arc<Value>, ApiError> {
+    let prepared = prepare(target, namespace, obj, opts)?;
+    commit(txn, target, prepared, opts)
+}
+
+/// An object ready to be stored: everything a create does that does not read the store
+/// (defaulting, naming, server-set metadata, managedFields), so a request handler can do it
+/// before taking the store's lock.
+#[derive(Debug)]
+pub(crate) struct Prepared {
+    key: ObjKey,
+    obj: Value,
+}
+
+/// The part of a create that needs no store: checks and fills in `obj`.
+pub(crate) fn prepare(
+    target: Target<'_>,
+    namespace: Option<&str>,
+    mut obj: Value,
+    opts: &WriteOpts,
+) -> Result<Prepared, ApiError> {
     let def = target.def;
     if !obj.is_object() {
         return Err(ApiError::bad_request(
@@ -27,6 +47,7 @@ pub(crate) fn create(
     }
     check_type(target, &mut obj)?;
     super::normalize(def, &mut obj);
+    super::defaults::apply(def, &mut obj, None);
     let meta = meta_mut(&mut obj);
     if def.namespaced {
         let ns = namespace.ok_or_else(|| ApiError::bad_request("a namespace is required"))?;
@@ -60,9 +81,6 @@ pub(crate) fn create(
     };
     meta.insert("name".into(), json!(name));
     meta::validate_name(def, &name)?;
-    if def.namespaced {
-        check_namespace_open(txn, namespace.unwrap_or_default())?;
-    }
     let key = (
         namespace
             .filter(|_| def.namespaced)
@@ -70,9 +88,6 @@ pub(crate) fn create(
             .to_string(),
         name.clone(),
     );
-    if txn.get(&def.key(), &key).is_some() {
-        return Err(ApiError::already_exists(def, &name));
-    }
     let meta = meta_mut(&mut obj);
     for field in [
         "resourceVersion",
@@ -94,6 +109,25 @@ pub(crate) fn create(
             "Update",
             &target.gvk(),
         );
+    }
+    Ok(Prepared { key, obj })
+}
+
+/// The part of a create that reads and writes the store: the namespace must be open and the
+/// name free; then the object is stored (unless this is a dry run).
+pub(crate) fn commit(
+    txn: &mut Txn<'_>,
+    target: Target<'_>,
+    prepared: Prepared,
+    opts: &WriteOpts,
+) -> Result<Arc<Value>, ApiError> {
+    let def = target.def;
+    let Prepared { key, obj } = prepared;
+    if def.namespaced {
+        check_namespace_open(txn, &key.0)?;
+    }
+    if txn.get(&def.key(), &key).is_some() {
+        return Err(ApiError::already_exists(def, &key.1));
     }
     if opts.dry_run {
         return Ok(Arc::new(obj));

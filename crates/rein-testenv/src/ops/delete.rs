@@ -9,10 +9,13 @@ use super::meta::{self, meta_mut, meta_str};
 use super::{Target, crd, gc, is_crd, is_namespace};
 use crate::resources::{Catalogue, ResourceDef};
 use crate::status::ApiError;
-use crate::store::{ObjKey, Txn};
+use crate::store::{GcWork, ObjKey, Txn};
 
 /// The finalizer foreground deletion holds an owner with.
 pub(crate) const FOREGROUND: &str = "foregroundDeletion";
+
+/// The finalizer orphan deletion holds an owner with until its dependents let go of it.
+pub(crate) const ORPHAN: &str = "orphan";
 
 /// How dependents are treated when their owner is deleted.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -104,14 +107,16 @@ pub(crate) fn delete_object(
         return Ok(DeleteOutcome::Pending(current));
     }
     let propagation = opts.propagation.unwrap_or_default();
-    if propagation == Propagation::Orphan
-        && let Some(uid) = meta_str(&current, "uid")
-    {
-        gc::orphan_dependents(txn, catalogue, uid);
-    }
     let mut finalizers = meta::finalizers(&current);
-    if propagation == Propagation::Foreground && !finalizers.iter().any(|f| f == FOREGROUND) {
-        finalizers.push(FOREGROUND.to_string());
+    let policy_finalizer = match propagation {
+        Propagation::Foreground => Some(FOREGROUND),
+        Propagation::Orphan => Some(ORPHAN),
+        Propagation::Background => None,
+    };
+    if let Some(f) = policy_finalizer
+        && !finalizers.iter().any(|have| have == f)
+    {
+        finalizers.push(f.to_string());
     }
     let namespace_pending = is_namespace(def);
     if finalizers.is_empty() && !namespace_pending {
@@ -132,12 +137,13 @@ pub(crate) fn delete_object(
         marked["status"]["phase"] = json!("Terminating");
     }
     let marked = txn.replace(&def.key(), key.clone(), marked);
+    let uid = meta_str(&marked, "uid").unwrap_or_default().to_string();
     if namespace_pending {
-        gc::namespace_step(txn, catalogue, name);
-    } else if propagation == Propagation::Foreground
-        && let Some(uid) = meta_str(&marked, "uid")
-    {
-        gc::foreground_step(txn, catalogue, uid);
+        txn.enqueue_gc(GcWork::Namespace(name.to_string()));
+    } else if propagation == Propagation::Foreground {
+        txn.enqueue_gc(GcWork::Foreground(uid));
+    } else if propagation == Propagation::Orphan {
+        txn.enqueue_gc(GcWork::Orphan(uid));
     }
     Ok(match txn.get(&def.key(), key) {
         Some(now) => DeleteOutcome::Pending(now),
@@ -145,8 +151,9 @@ pub(crate) fn delete_object(
     })
 }
 
-/// Removes the object for good and runs what depends on its removal: CRD teardown, garbage
-/// collection of its dependents, owners waiting in foreground deletion, namespace finalisation.
+/// Removes the object for good, tears a CRD's resource down, and queues what depends on the
+/// removal: collection of its dependents, owners waiting in foreground deletion, namespace
+/// finalisation.
 pub(crate) fn finish_removal(
     txn: &mut Txn<'_>,
     catalogue: &Catalogue,
@@ -157,9 +164,6 @@ pub(crate) fn finish_removal(
     if is_crd(def) {
         crd::on_remove(txn, catalogue, &last);
     }
-    gc::after_removal(txn, catalogue, &last);
-    if def.namespaced && !key.0.is_empty() {
-        gc::namespace_step(txn, catalogue, &key.0);
-    }
+    gc::after_removal(txn, &last);
     Some(last)
 }

@@ -1,9 +1,11 @@
 //! Object semantics on top of the store: create, update, delete with finalizers, garbage
 //! collection, namespace termination and the CRD life cycle. Every function runs inside one
-//! store transaction, so each API call is atomic and cascades complete before it answers.
+//! store transaction, so each API call is atomic; cascades (garbage collection, namespace
+//! termination) are queued and run afterwards by the collector task ([`collect_garbage`]).
 
 mod crd;
 mod create;
+mod defaults;
 mod delete;
 mod gc;
 pub(crate) mod meta;
@@ -15,8 +17,9 @@ use crate::patch::Gvk;
 use crate::resources::{Catalogue, ResourceDef};
 
 pub(crate) use crd::crd_schemas;
-pub(crate) use create::create;
+pub(crate) use create::{commit as commit_create, create, prepare as prepare_create};
 pub(crate) use delete::{DeleteOpts, DeleteOutcome, Propagation, delete};
+pub(crate) use gc::step as collect_garbage;
 pub(crate) use update::{Subresource, update};
 
 /// Options shared by every write.

@@ -42,6 +42,9 @@ pub(crate) fn update(
     }
     check_type(target, &mut new)?;
     super::normalize(def, &mut new);
+    if sub == Subresource::Main {
+        super::defaults::apply(def, &mut new, Some(&old));
+    }
     if let Some(body_name) = meta_str(&new, "name")
         && !body_name.is_empty()
         && body_name != name
@@ -142,6 +145,7 @@ pub(crate) fn update(
         return Ok(delete::finish_removal(txn, target.catalogue, def, key).unwrap_or(old));
     }
     let stored = txn.replace(&def.key(), key.clone(), result);
+    super::gc::after_dependent_change(txn, &old);
     if is_crd(def) {
         return Ok(crd::on_write(txn, target.catalogue, &stored).unwrap_or(stored));
     }

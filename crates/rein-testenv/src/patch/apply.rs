@@ -175,19 +175,29 @@ pub(crate) fn record_update_managed_fields(
         Some(sent @ Value::Array(_)) if Some(sent) != old_managed => return,
         _ => {}
     }
-    let mut entries = old.map(read_entries).unwrap_or_default();
     let new_set = FieldSet::from_object(new, gvk);
+    let Some(old) = old else {
+        // A create: the manager owns every field set, and nobody else owns anything.
+        let mut entries = Vec::new();
+        if !manager.is_empty() && !new_set.is_empty() {
+            entries.push(ManagedEntry {
+                manager: manager.to_string(),
+                operation: operation.to_string(),
+                api_version: gvk.api_version(),
+                time: Some(now()),
+                subresource: None,
+                fields: new_set,
+            });
+        }
+        write_entries(new, entries);
+        return;
+    };
+    let old = Some(old);
+    let mut entries = old.map(read_entries).unwrap_or_default();
     let old_set = old
         .map(|o| FieldSet::from_object(o, gvk))
         .unwrap_or_default();
-    let changed: Vec<FieldPath> = new_set
-        .leaves()
-        .into_iter()
-        .filter(|leaf| {
-            !old_set.contains(leaf)
-                || old.and_then(|o| fieldset::get(o, leaf)) != fieldset::get(new, leaf)
-        })
-        .collect();
+    let changed: Vec<FieldPath> = new_set.changed_leaves(&old_set, old, Some(&*new));
     let removed: Vec<FieldPath> = old_set
         .leaves()
         .into_iter()
@@ -360,7 +370,7 @@ fn write_entries(object: &mut Value, entries: Vec<ManagedEntry>) {
                 "operation": e.operation,
                 "apiVersion": e.api_version,
                 "fieldsType": "FieldsV1",
-                "fieldsV1": e.fields.to_fields_v1(),
+                "fieldsV1": e.fields.into_fields_v1(),
             });
             if let Some(time) = e.time {
                 item["time"] = Value::String(time);

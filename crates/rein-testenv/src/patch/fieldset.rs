@@ -46,14 +46,53 @@ impl FieldSet {
         set
     }
 
-    /// The `fieldsV1` value.
-    pub(super) fn to_fields_v1(&self) -> Value {
+    /// The `fieldsV1` value (consumes the set: its keys move into the value uncopied).
+    pub(super) fn into_fields_v1(self) -> Value {
         Value::Object(
             self.children
-                .iter()
-                .map(|(key, child)| (key.clone(), child.to_fields_v1()))
+                .into_iter()
+                .map(|(key, child)| (key, child.into_fields_v1()))
                 .collect(),
         )
+    }
+
+    /// The leaves of this set that `old_set` lacks as leaves or whose value differs between
+    /// `old` and `new`, found in one walk of both objects (each list-element key is resolved
+    /// once per node, not once per leaf below it).
+    pub(super) fn changed_leaves(
+        &self,
+        old_set: &FieldSet,
+        old: Option<&Value>,
+        new: Option<&Value>,
+    ) -> Vec<FieldPath> {
+        let mut out = Vec::new();
+        self.collect_changed(Some(old_set), old, new, &mut Vec::new(), &mut out);
+        out
+    }
+
+    fn collect_changed(
+        &self,
+        old_set: Option<&FieldSet>,
+        old: Option<&Value>,
+        new: Option<&Value>,
+        prefix: &mut FieldPath,
+        out: &mut Vec<FieldPath>,
+    ) {
+        for (key, child) in &self.children {
+            let old_child_set = old_set.and_then(|s| s.children.get(key));
+            let old_value = old.and_then(|v| step(v, key));
+            let new_value = new.and_then(|v| step(v, key));
+            prefix.push(key.clone());
+            if child.children.is_empty() {
+                let was_leaf = old_child_set.is_some_and(|s| s.children.is_empty());
+                if !was_leaf || old_value != new_value {
+                    out.push(prefix.clone());
+                }
+            } else {
+                child.collect_changed(old_child_set, old_value, new_value, prefix, out);
+            }
+            prefix.pop();
+        }
     }
 
     /// The fields an object sets, with list semantics of `gvk` (server-owned metadata left out).

@@ -128,8 +128,11 @@ pub(crate) fn apply_patch(
                     patch_type: "json",
                     source,
                 })?;
+            // `patch_unsafe` on a copy, not `patch`: a failed patch leaves only the copy
+            // half-applied (it is dropped), whereas `patch`'s undo panics on some inputs
+            // (json-patch 4.2 hits `unreachable!` undoing a move of a value into itself).
             let mut doc = current.clone();
-            json_patch::patch(&mut doc, &ops).map_err(PatchError::from_json_patch)?;
+            json_patch::patch_unsafe(&mut doc, &ops).map_err(PatchError::from_json_patch)?;
             doc
         }
         PatchType::StrategicMerge => {

@@ -720,3 +720,20 @@ fn first_apply_to_an_untracked_object_conflicts_with_before_first_apply() {
         untracked["spec"]["template"]["spec"]["tolerations"]
     );
 }
+
+#[test]
+fn a_failing_json_patch_after_a_move_to_the_root_is_an_error_not_a_panic() {
+    // json-patch's own undo of a move to the root panics; found by tests/it/prop_patch.rs.
+    let err = patch(
+        PatchType::Json,
+        &deployment(),
+        json!([
+            {"op": "add", "path": "/metadata/labels", "value": {}},
+            {"op": "move", "from": "/apiVersion", "path": ""},
+            {"op": "test", "path": "/spec/replicas", "value": 3}
+        ]),
+        &deployment_gvk(),
+    )
+    .unwrap_err();
+    assert_eq!(err.code(), 422);
+}

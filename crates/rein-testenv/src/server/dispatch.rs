@@ -1,7 +1,12 @@
-//! Per-request pipeline: pause, latency, authentication, injected faults, routing, logging.
+//! Per-request pipeline: pause, latency, panic containment, authentication, injected faults,
+//! routing, logging.
 
+use std::any::Any;
 use std::convert::Infallible;
+use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
+
+use futures::FutureExt;
 
 use http::{Method, Request, Response, header};
 use hyper::body::Incoming;
@@ -26,7 +31,13 @@ pub(crate) async fn handle(
     let method = req.method().clone();
     let path = req.uri().path().to_string();
     let query = req.uri().query().map(str::to_string);
-    let resp = answer(&state, req, &path).await;
+    let resp = match AssertUnwindSafe(answer(&state, req, &path))
+        .catch_unwind()
+        .await
+    {
+        Ok(resp) => resp,
+        Err(payload) => recover(&method, &path, payload.as_ref()),
+    };
     state.log.lock().push(RequestRecord {
         method: method.to_string(),
         path,
@@ -34,6 +45,27 @@ pub(crate) async fn handle(
         status: resp.status().as_u16(),
     });
     Ok(resp)
+}
+
+/// The answer to a request whose handler panicked, as kube-apiserver's `WithPanicRecovery`
+/// gives: the panic is logged and the client gets 500 InternalError; the connection and the
+/// server keep serving. The store stays consistent: its lock (parking_lot) is released on
+/// unwind without poisoning, and a write is published only by a store call that completes,
+/// so a handler that panics before that call has written nothing.
+fn recover(method: &Method, path: &str, payload: &(dyn Any + Send)) -> Response<Body> {
+    let message = payload
+        .downcast_ref::<&str>()
+        .map(|s| (*s).to_string())
+        .or_else(|| payload.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "unknown panic payload".to_string());
+    tracing::error!(%method, path, panic = %message, "request handler panicked");
+    body::error(&ApiError::new(
+        500,
+        "InternalError",
+        format!(
+            "an error on the server (\"the request handler panicked: {message}\") has prevented the request from succeeding"
+        ),
+    ))
 }
 
 async fn answer(state: &Arc<State>, req: Request<Incoming>, path: &str) -> Response<Body> {
@@ -51,6 +83,10 @@ async fn answer(state: &Arc<State>, req: Request<Incoming>, path: &str) -> Respo
         }
     }
     if let Some(fault) = state.faults.inner.take(path) {
+        if fault.panic {
+            let _txn = state.store.lock();
+            panic!("injected panic for {path}");
+        }
         let mut err = match fault.code {
             429 => ApiError::new(
                 429,

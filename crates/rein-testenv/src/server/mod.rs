@@ -45,6 +45,7 @@ pub(crate) async fn serve(
     tls: Option<tokio_rustls::TlsAcceptor>,
     state: Arc<State>,
 ) {
+    tokio::spawn(collect_garbage(state.clone()));
     loop {
         let accepted = tokio::select! {
             () = state.shutdown.cancelled() => return,
@@ -82,5 +83,32 @@ pub(crate) async fn serve(
                 }
             }
         });
+    }
+}
+
+/// The garbage collector: runs queued work a step at a time (one transaction each, yielding
+/// between steps so API calls interleave, as with a real controller) until shutdown; it
+/// stands still while the server is paused. A step that panics is logged and dropped (the
+/// work item was already taken off the queue), so one bad object cannot stop collection.
+async fn collect_garbage(state: Arc<State>) {
+    loop {
+        tokio::select! {
+            () = state.shutdown.cancelled() => return,
+            () = state.store.gc_queued() => {}
+        }
+        loop {
+            state.faults.inner.wait_unpaused().await;
+            let step = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                crate::ops::collect_garbage(&mut state.store.lock(), &state.catalogue)
+            }));
+            let worked = step.unwrap_or_else(|_| {
+                tracing::error!("a garbage-collection step panicked; its work item is dropped");
+                true
+            });
+            if !worked {
+                break;
+            }
+            tokio::task::yield_now().await;
+        }
     }
 }

@@ -22,7 +22,7 @@ use crate::store::{ObjKey, Txn, object_key};
 /// A handler's answer: a status code and a JSON object, or an error; plus warnings.
 pub(crate) struct Answer {
     code: u16,
-    body: Value,
+    body: Arc<Value>,
     warnings: Vec<String>,
 }
 
@@ -36,6 +36,14 @@ pub(crate) async fn handle(
         Ok(q) => q,
         Err(e) => return body::error(&e),
     };
+    if !accepts_json(req.headers()) {
+        return body::error(&ApiError::new(
+            406,
+            "NotAcceptable",
+            "only the following media types are accepted: application/json, application/yaml \
+             (rein-testenv answers JSON only; protobuf and CBOR responses are not supported)",
+        ));
+    }
     let method = req.method().clone();
     let wants_table = super::table::wanted(req.headers());
     let is_watch = q.watch || path.watch_prefix;
@@ -92,7 +100,7 @@ pub(crate) async fn handle(
                 && path.subresource.is_none()
                 && a.body.get("kind").and_then(Value::as_str) == Some(path.def.kind.as_str())
             {
-                let obj = Arc::new(a.body);
+                let obj = a.body;
                 let rv = state.store.current_rv();
                 body::json(200, &super::table::table(&path.def, &[&obj], rv, None))
             } else {
@@ -110,6 +118,31 @@ pub(crate) async fn handle(
         }
         Err(e) => body::error(&e),
     }
+}
+
+/// Whether the `Accept` header allows a JSON answer (no header, `*/*`, `application/*`,
+/// any JSON or YAML type; kubectl sends `application/vnd.kubernetes.protobuf,application/json`).
+fn accepts_json(headers: &http::HeaderMap) -> bool {
+    let mut any = false;
+    for value in headers.get_all(header::ACCEPT) {
+        let Ok(value) = value.to_str() else {
+            return true;
+        };
+        for media in value.split(',') {
+            let media = media.split(';').next().unwrap_or_default().trim();
+            any = true;
+            let media = media.to_ascii_lowercase();
+            if media.is_empty()
+                || media == "*/*"
+                || media == "application/*"
+                || media.contains("json")
+                || media.contains("yaml")
+            {
+                return true;
+            }
+        }
+    }
+    !any
 }
 
 /// One request's inputs.
@@ -155,20 +188,24 @@ impl Ctx<'_> {
         }
     }
 
-    fn out(&self, obj: &Value) -> Value {
-        ops::as_version(obj, &self.api_version()).unwrap_or_else(|| obj.clone())
+    /// `obj` as the request's version: shared, not copied, when it already is.
+    fn out(&self, obj: &Arc<Value>) -> Arc<Value> {
+        ops::as_version(obj, &self.api_version()).map_or_else(|| obj.clone(), Arc::new)
     }
 
     fn decode(&self) -> Result<Value, ApiError> {
         let ct = self.content_type.to_ascii_lowercase();
+        if crate::proto::is_protobuf(&ct) {
+            return crate::proto::decode_body(self.bytes).map_err(ApiError::from);
+        }
         if ct.contains("protobuf") || ct.contains("cbor") {
             return Err(ApiError::new(
                 415,
                 "UnsupportedMediaType",
                 format!(
                     "the body of the request was in an unknown format - accepted media types \
-                     include: application/json, application/yaml (rein-testenv does not decode \
-                     {ct})"
+                     include: application/json, application/yaml, \
+                     application/vnd.kubernetes.protobuf (rein-testenv does not decode {ct})"
                 ),
             ));
         }
@@ -179,6 +216,11 @@ impl Ctx<'_> {
         }
         serde_json::from_slice(self.bytes)
             .map_err(|e| ApiError::bad_request(format!("decoding the JSON request body: {e}")))
+    }
+
+    /// Whether `fieldValidation` asks for a check of unknown fields.
+    fn checks_fields(&self) -> bool {
+        matches!(self.q.field_validation.as_deref(), Some("Strict" | "Warn"))
     }
 
     /// `fieldValidation`: Strict refuses unknown fields, Warn reports them.
@@ -214,7 +256,7 @@ impl Ctx<'_> {
         drop(txn);
         let body = match sub {
             None | Some("status") => self.out(&obj),
-            Some("scale") => scale::to_scale(&self.path.def, &obj)?,
+            Some("scale") => Arc::new(scale::to_scale(&self.path.def, &obj)?),
             Some(_) => return Err(ApiError::no_route()),
         };
         Ok(Answer {
@@ -230,15 +272,19 @@ impl Ctx<'_> {
             return Err(ApiError::method_not_allowed());
         }
         let obj = self.decode()?;
+        let warnings = if self.checks_fields() {
+            self.validate_fields(&self.state.store.lock(), &obj)?
+        } else {
+            Vec::new()
+        };
+        // Defaulting, metadata and managedFields need no store: done before taking its lock,
+        // so concurrent creates do that work in parallel and the lock is held only to check
+        // and insert.
+        let opts = self.write_opts();
+        let prepared =
+            ops::prepare_create(self.target(), self.path.namespace.as_deref(), obj, &opts)?;
         let mut txn = self.state.store.lock();
-        let warnings = self.validate_fields(&txn, &obj)?;
-        let stored = ops::create(
-            &mut txn,
-            self.target(),
-            self.path.namespace.as_deref(),
-            obj,
-            &self.write_opts(),
-        )?;
+        let stored = ops::commit_create(&mut txn, self.target(), prepared, &opts)?;
         drop(txn);
         Ok(Answer {
             code: 201,
@@ -269,7 +315,7 @@ impl Ctx<'_> {
                 )?;
                 return Ok(Answer {
                     code: 200,
-                    body: scale::to_scale(&self.path.def, &stored)?,
+                    body: Arc::new(scale::to_scale(&self.path.def, &stored)?),
                     warnings: Vec::new(),
                 });
             }
@@ -326,7 +372,7 @@ impl Ctx<'_> {
                 )?;
                 return Ok(Answer {
                     code: 200,
-                    body: scale::to_scale(def, &stored)?,
+                    body: Arc::new(scale::to_scale(def, &stored)?),
                     warnings: Vec::new(),
                 });
             }
@@ -407,8 +453,12 @@ impl Ctx<'_> {
         let mut policy = self.q.propagation_policy.clone();
         let mut orphan = self.q.orphan_dependents;
         if !self.bytes.is_empty() {
-            let body: Value = serde_json::from_slice(self.bytes)
-                .map_err(|e| ApiError::bad_request(format!("decoding DeleteOptions: {e}")))?;
+            let body: Value = if crate::proto::is_protobuf(self.content_type) {
+                crate::proto::decode_body(self.bytes)?
+            } else {
+                serde_json::from_slice(self.bytes)
+                    .map_err(|e| ApiError::bad_request(format!("decoding DeleteOptions: {e}")))?
+            };
             if let Some(p) = body.get("propagationPolicy").and_then(Value::as_str) {
                 policy = Some(p.to_string());
             }
@@ -468,7 +518,7 @@ impl Ctx<'_> {
                 let body = if returns_object {
                     self.out(&obj)
                 } else {
-                    status::success(def, name, crate::store::uid_of(&obj))
+                    Arc::new(status::success(def, name, crate::store::uid_of(&obj)))
                 };
                 Answer {
                     code: 200,
@@ -494,7 +544,9 @@ impl Ctx<'_> {
         for obj in victims {
             let key = object_key(&obj);
             match ops::delete(&mut txn, self.target(), &key, &opts) {
-                Ok(DeleteOutcome::Gone(o) | DeleteOutcome::Pending(o)) => items.push(self.out(&o)),
+                Ok(DeleteOutcome::Gone(o) | DeleteOutcome::Pending(o)) => {
+                    items.push(Value::clone(&self.out(&o)))
+                }
                 Err(e) if e.code == 404 => {}
                 Err(e) => return Err(e),
             }
@@ -503,12 +555,12 @@ impl Ctx<'_> {
         drop(txn);
         Ok(Answer {
             code: 200,
-            body: json!({
+            body: Arc::new(json!({
                 "kind": def.list_kind(),
                 "apiVersion": self.api_version(),
                 "metadata": {"resourceVersion": rv.to_string()},
                 "items": items,
-            }),
+            })),
             warnings: Vec::new(),
         })
     }

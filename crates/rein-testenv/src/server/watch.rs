@@ -37,8 +37,14 @@ struct Filter {
 
 impl Filter {
     fn matches(&self, obj: &Value) -> bool {
+        // `get` rather than `pointer`: this runs for every event and every watcher, and
+        // `pointer` allocates per path segment.
         if let Some(ns) = &self.namespace
-            && obj.pointer("/metadata/namespace").and_then(Value::as_str) != Some(ns.as_str())
+            && obj
+                .get("metadata")
+                .and_then(|m| m.get("namespace"))
+                .and_then(Value::as_str)
+                != Some(ns.as_str())
         {
             return false;
         }
@@ -63,11 +69,17 @@ impl Filter {
 
     fn encode_into(&self, out: &mut Vec<u8>, kind: EventType, event: &Event) {
         let obj = &event.object;
+        let same_version =
+            obj.get("apiVersion").and_then(Value::as_str) == Some(self.api_version.as_str());
+        if kind == event.kind && self.table.is_none() && same_version {
+            out.extend_from_slice(event.line());
+            return;
+        }
         let _ = write!(out, "{{\"type\":\"{}\",\"object\":", kind.as_str());
         if let Some(def) = &self.table {
             let table = super::table::table(def, &[obj], event.rv, None);
             let _ = serde_json::to_writer(&mut *out, &table);
-        } else if obj.get("apiVersion").and_then(Value::as_str) == Some(self.api_version.as_str()) {
+        } else if same_version {
             out.extend_from_slice(event.encoded());
         } else {
             write_object(out, obj, &self.api_version);
@@ -199,6 +211,11 @@ struct WatchJob {
 /// Events are batched into chunks of about this size (fewer writes under load).
 const CHUNK: usize = 256 * 1024;
 
+/// How long a watch waits for more of a burst before writing it (a lone event is written at
+/// once; only when several arrived together does the watch linger, trading at most this much
+/// latency for far fewer writes and wake-ups when many watchers follow a busy writer).
+const LINGER: Duration = Duration::from_millis(2);
+
 impl WatchJob {
     async fn run(self, mut sub: Subscription) {
         let mut buf = Vec::new();
@@ -214,7 +231,11 @@ impl WatchJob {
         if !self.flush(&mut buf).await {
             return;
         }
-        let deadline = self.timeout.map(|t| tokio::time::Instant::now() + t);
+        // A timeout too large to add to the clock (`timeoutSeconds=18446744073709551615`) is
+        // no deadline, not an overflow panic.
+        let deadline = self
+            .timeout
+            .and_then(|t| tokio::time::Instant::now().checked_add(t));
         let mut ticker = tokio::time::interval(self.state.bookmark_interval);
         ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
         ticker.tick().await;
@@ -229,14 +250,29 @@ impl WatchJob {
                 event = sub.rx.recv() => {
                     let Some(event) = event else { return };
                     self.append(&mut buf, &event);
-                    self.drain(&mut buf, &mut sub);
+                    if self.drain(&mut buf, &mut sub) > 0 && buf.len() < CHUNK {
+                        // A burst: let it go on a moment so one write carries more of it.
+                        tokio::time::sleep(LINGER).await;
+                        self.drain(&mut buf, &mut sub);
+                    }
                     if !self.flush(&mut buf).await {
                         return;
                     }
                 }
                 _ = ticker.tick(), if self.bookmarks => {
                     let rv = self.state.store.current_rv();
-                    self.drain(&mut buf, &mut sub);
+                    // Every event up to `rv` is already in the channel: all of them go out
+                    // before the bookmark, however many chunks that takes, or a client
+                    // resuming from the bookmark would skip those still waiting.
+                    loop {
+                        self.drain(&mut buf, &mut sub);
+                        if buf.len() < CHUNK {
+                            break;
+                        }
+                        if !self.flush(&mut buf).await {
+                            return;
+                        }
+                    }
                     buf.extend_from_slice(&self.filter.bookmark(rv, false));
                     if !self.flush(&mut buf).await {
                         return;
@@ -249,14 +285,19 @@ impl WatchJob {
         }
     }
 
-    /// Appends the events already waiting, up to about one chunk.
-    fn drain(&self, buf: &mut Vec<u8>, sub: &mut Subscription) {
+    /// Appends the events already waiting, up to about one chunk; answers how many.
+    fn drain(&self, buf: &mut Vec<u8>, sub: &mut Subscription) -> usize {
+        let mut taken = 0;
         while buf.len() < CHUNK {
             match sub.rx.try_recv() {
-                Ok(event) => self.append(buf, &event),
+                Ok(event) => {
+                    self.append(buf, &event);
+                    taken += 1;
+                }
                 Err(_) => break,
             }
         }
+        taken
     }
 
     fn append(&self, buf: &mut Vec<u8>, event: &Event) {

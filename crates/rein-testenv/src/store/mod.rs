@@ -11,7 +11,7 @@ use std::sync::{Arc, OnceLock};
 
 use parking_lot::{Mutex, MutexGuard};
 use serde_json::Value;
-use tokio::sync::mpsc;
+use tokio::sync::{Notify, mpsc};
 
 use crate::resources::ResKey;
 
@@ -58,6 +58,8 @@ pub(crate) struct Event {
     pub(crate) old: Option<Arc<Value>>,
     /// `object` serialised once, shared by every watcher that sends it unchanged.
     pub(crate) encoded: OnceLock<bytes::Bytes>,
+    /// The whole watch line (`{"type":…,"object":…}` and a newline), built once.
+    line: OnceLock<bytes::Bytes>,
 }
 
 impl Event {
@@ -76,7 +78,24 @@ impl Event {
             object,
             old,
             encoded: OnceLock::new(),
+            line: OnceLock::new(),
         }
+    }
+
+    /// The watch line reporting this event as its own type, serialised on first use and then
+    /// shared by every watcher that sends it unchanged.
+    pub(crate) fn line(&self) -> &bytes::Bytes {
+        self.line.get_or_init(|| {
+            let object = self.encoded();
+            let kind = self.kind.as_str();
+            let mut out = Vec::with_capacity(object.len() + kind.len() + 24);
+            out.extend_from_slice(b"{\"type\":\"");
+            out.extend_from_slice(kind.as_bytes());
+            out.extend_from_slice(b"\",\"object\":");
+            out.extend_from_slice(object);
+            out.extend_from_slice(b"}\n");
+            bytes::Bytes::from(out)
+        })
     }
 
     /// The object's JSON, serialised on first use.
@@ -87,11 +106,27 @@ impl Event {
     }
 }
 
+/// Work for the garbage collector, queued by the write that made it necessary.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum GcWork {
+    /// The object with this uid is gone: collect dependents that have no owner left.
+    Dependents(String),
+    /// The owner with this uid is in foreground deletion: delete its dependents, and release
+    /// it once no dependent blocks it.
+    Foreground(String),
+    /// The owner with this uid is being deleted with the `orphan` finalizer: drop the
+    /// references to it, then release it.
+    Orphan(String),
+    /// This namespace is terminating: delete its contents, then the namespace.
+    Namespace(String),
+}
+
 /// The shared store.
 #[derive(Debug)]
 pub(crate) struct Store {
     inner: Mutex<Inner>,
     current_rv: AtomicU64,
+    gc_wake: Notify,
 }
 
 impl Store {
@@ -107,8 +142,10 @@ impl Store {
                 watchers: HashMap::new(),
                 uids: HashMap::new(),
                 dependents: HashMap::new(),
+                gc_queue: VecDeque::new(),
             }),
             current_rv: AtomicU64::new(0),
+            gc_wake: Notify::new(),
         }
     }
 
@@ -117,7 +154,13 @@ impl Store {
         Txn {
             inner: self.inner.lock(),
             current_rv: &self.current_rv,
+            gc_wake: &self.gc_wake,
         }
+    }
+
+    /// Waits until garbage-collection work may have been queued.
+    pub(crate) async fn gc_queued(&self) {
+        self.gc_wake.notified().await;
     }
 
     /// The latest resourceVersion, readable without the lock.
@@ -139,6 +182,8 @@ struct Inner {
     uids: HashMap<String, (ResKey, ObjKey)>,
     /// Objects naming each owner uid in their ownerReferences.
     dependents: HashMap<String, BTreeSet<(ResKey, ObjKey)>>,
+    /// Garbage-collection work, oldest first, without duplicates.
+    gc_queue: VecDeque<GcWork>,
 }
 
 impl Inner {
@@ -195,6 +240,7 @@ pub(crate) fn owner_uids(obj: &Value) -> Vec<&str> {
 pub(crate) struct Txn<'a> {
     inner: MutexGuard<'a, Inner>,
     current_rv: &'a AtomicU64,
+    gc_wake: &'a Notify,
 }
 
 impl Txn<'_> {
@@ -263,6 +309,7 @@ impl Txn<'_> {
             .or_default()
             .insert(key, obj.clone());
         self.record(rv, EventType::Added, res, obj.clone(), None);
+        self.queue_dangling_owners(&obj);
         obj
     }
 
@@ -279,7 +326,20 @@ impl Txn<'_> {
             .insert(key.clone(), obj.clone());
         self.inner.index(res, &key, old.as_deref(), Some(&obj));
         self.record(rv, EventType::Modified, res, obj.clone(), old);
+        self.queue_dangling_owners(&obj);
         obj
+    }
+
+    /// Queues collection for each owner `obj` refers to that exists nowhere, as
+    /// kube-controller-manager's garbage collector does for a dependent whose owner is absent
+    /// (created or updated after the owner went, e.g. by a controller reading a stale cache):
+    /// without a live owner it is deleted, otherwise it loses the dangling reference.
+    fn queue_dangling_owners(&mut self, obj: &Value) {
+        for owner in owner_uids(obj) {
+            if !self.inner.uids.contains_key(owner) {
+                self.enqueue_gc(GcWork::Dependents(owner.to_string()));
+            }
+        }
     }
 
     /// Removes an object; returns its last state (carrying the deletion's resourceVersion).
@@ -302,6 +362,19 @@ impl Txn<'_> {
             }
         }
         self.inner.watchers.remove(res);
+    }
+
+    /// Queues garbage-collection work (once) and wakes the collector.
+    pub(crate) fn enqueue_gc(&mut self, work: GcWork) {
+        if !self.inner.gc_queue.contains(&work) {
+            self.inner.gc_queue.push_back(work);
+        }
+        self.gc_wake.notify_one();
+    }
+
+    /// The oldest queued garbage-collection work.
+    pub(crate) fn next_gc(&mut self) -> Option<GcWork> {
+        self.inner.gc_queue.pop_front()
     }
 
     /// Forgets the watch history: older resourceVersions get 410 Expired.

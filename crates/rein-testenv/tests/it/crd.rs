@@ -14,7 +14,7 @@ use rein_testenv::TestEnv;
 use serde_json::json;
 
 fn crd() -> CustomResourceDefinition {
-    serde_yaml::from_str(include_str!("fixtures/crontab-crd.yaml")).expect("crd fixture")
+    serde_yaml::from_str(include_str!("../fixtures/crontab-crd.yaml")).expect("crd fixture")
 }
 
 fn crontab_api(env: &TestEnv) -> Api<DynamicObject> {

@@ -266,3 +266,58 @@ async fn close_watches_ends_open_streams() {
     let watches = env.requests().into_iter().filter(|r| r.is_watch()).count();
     assert_eq!(watches, 1);
 }
+
+#[tokio::test]
+async fn a_bookmark_never_overtakes_an_older_event() {
+    // A client resumes from a bookmark's version, so every event at or below it must be
+    // written first, even when more than one write's worth of events is waiting (found by
+    // reading: a bookmark used to follow only the first 256 KiB of a backlog).
+    let env = TestEnv::builder()
+        .bookmark_interval(Duration::from_millis(1))
+        .start()
+        .await
+        .expect("starts");
+    let cms: Api<ConfigMap> = Api::namespaced(env.client(), "default");
+    let params = WatchParams::default(); // bookmarks are on by default
+    let mut stream = cms.watch(&params, "0").await.expect("watches").boxed();
+    // A backlog of ~1.6 MiB the watch cannot write while the client is not reading.
+    let payload = "x".repeat(8 * 1024);
+    let writes = (0..200).map(|i| {
+        let cms = cms.clone();
+        let mut c = cm(&format!("big-{i}"), json!({}));
+        c.data = Some([("payload".to_string(), payload.clone())].into());
+        async move { cms.create(&PostParams::default(), &c).await }
+    });
+    let created = futures::future::try_join_all(writes)
+        .await
+        .expect("creates");
+    let last: u64 = created
+        .iter()
+        .filter_map(|c| c.metadata.resource_version.as_deref()?.parse().ok())
+        .max()
+        .expect("versions");
+    let mut seen = 0;
+    let mut bookmarked = 0u64;
+    while seen < created.len() {
+        match next(&mut stream).await.expect("the watch stays open") {
+            WatchEvent::Bookmark(b) => {
+                bookmarked = b.metadata.resource_version.parse().expect("numeric");
+            }
+            WatchEvent::Added(c) => {
+                let rv: u64 = c
+                    .metadata
+                    .resource_version
+                    .as_deref()
+                    .and_then(|v| v.parse().ok())
+                    .expect("numeric");
+                assert!(
+                    rv > bookmarked,
+                    "ADDED at {rv} arrived after a bookmark at {bookmarked}"
+                );
+                seen += 1;
+            }
+            other => panic!("unexpected {:?}", name_of(&other)),
+        }
+    }
+    assert!(bookmarked <= last);
+}

@@ -143,3 +143,44 @@ async fn field_selectors_filter_by_name_and_spec() {
         ["a", "b"]
     );
 }
+
+#[tokio::test]
+async fn list_options_are_validated_like_kube_apiserver() {
+    let env = TestEnv::start().await.expect("starts");
+    let client = env.client();
+    let code_of = |query: &'static str| {
+        let client = client.clone();
+        async move {
+            let request =
+                http::Request::get(format!("/api/v1/namespaces/default/configmaps?{query}"))
+                    .body(Vec::new())
+                    .expect("request");
+            match client.request_text(request).await {
+                Ok(_) => 200,
+                Err(kube_client::Error::Api(s)) => {
+                    if s.code == 422 {
+                        assert_eq!(s.reason, "Invalid", "{query}");
+                        assert!(s.message.contains("resourceVersionMatch"), "{}", s.message);
+                    }
+                    s.code
+                }
+                Err(e) => panic!("{query}: {e}"),
+            }
+        }
+    };
+    assert_eq!(code_of("resourceVersionMatch=NotOlderThan").await, 422);
+    assert_eq!(
+        code_of("resourceVersionMatch=Exact&resourceVersion=0").await,
+        422
+    );
+    assert_eq!(
+        code_of("resourceVersionMatch=Newest&resourceVersion=1").await,
+        422
+    );
+    assert_eq!(
+        code_of("resourceVersionMatch=NotOlderThan&resourceVersion=0").await,
+        200
+    );
+    assert_eq!(code_of("resourceVersion=0").await, 200);
+    assert_eq!(code_of("resourceVersion=5&continue=abc").await, 400);
+}

@@ -1,11 +1,10 @@
 //! The low-level informer controller (S27) against rein-testenv: DeltaFIFO, process function,
 //! retry on error, `has_synced` and `last_sync_resource_version`.
 
-mod support;
-
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
+use crate::support::*;
 use k8s_openapi::api::core::v1::ConfigMap;
 use kube_client::api::Api;
 use parking_lot::Mutex;
@@ -15,7 +14,6 @@ use rein_informer::{
     deletion_handling_key,
 };
 use rein_testenv::TestEnv;
-use support::*;
 use tokio_util::sync::CancellationToken;
 
 async fn run_with_retry(retry_on_error: bool) -> (usize, Vec<(DeltaType, String)>) {

@@ -1,11 +1,10 @@
 //! Chaos convergence: writers race with dropped watches, 410s, 5xx/429 answers and compactions;
 //! afterwards every cache equals the server and every handler saw each object's events in order.
 
-mod support;
-
 use std::sync::Arc;
 use std::time::Duration;
 
+use crate::support::*;
 use k8s_openapi::api::core::v1::ConfigMap;
 use kube_client::api::Api;
 use rand::rngs::StdRng;
@@ -14,7 +13,6 @@ use rein_informer::{
     ApiListerWatcher, ListWatchOptions, QueueKind, SharedIndexInformer, meta_namespace_key,
 };
 use rein_testenv::{Fault, TestEnv};
-use support::*;
 use tokio_util::sync::CancellationToken;
 
 async fn writer(api: Api<ConfigMap>, seed: u64, id: usize, ops: usize) {
@@ -43,7 +41,15 @@ async fn chaos(seed: u64, queue: QueueKind) {
         create(&api, &format!("seed-{i}")).await;
     }
     let lw = ApiListerWatcher::<ConfigMap>::new(env.client(), ListWatchOptions::default());
-    let inf = Arc::new(SharedIndexInformer::new(lw, options(queue)));
+    // Odd seeds run with client-go's default of relisting at the first 500 on a watch; even
+    // seeds re-watch through 500s for up to 30 s (longer than the run), so there only 410s
+    // relist.
+    let relist_on_500 = seed % 2 == 1;
+    let mut opts = options(queue);
+    if relist_on_500 {
+        opts.reflector.max_internal_error_retry_duration = Duration::ZERO;
+    }
+    let inf = Arc::new(SharedIndexInformer::new(lw, opts));
     let early = Recorder::default();
     inf.add_event_handler(early.clone()).unwrap();
     let stop = CancellationToken::new();
@@ -61,13 +67,18 @@ async fn chaos(seed: u64, queue: QueueKind) {
     let mut late = None;
     for round in 0..12 {
         tokio::time::sleep(Duration::from_millis(rng.random_range(5..40))).await;
-        // The first round always forces a 410 and therefore a relist.
+        // The first round forces a relist where a 500 on the watch does (odd seeds), and
+        // compacts and drops watches otherwise (a 410 when the informer lags the compaction).
         let pick = if round == 0 {
-            1
+            if relist_on_500 { 5 } else { 1 }
         } else {
             rng.random_range(0..5)
         };
         match pick {
+            5 => {
+                faults.inject(Fault::server_error(1).matching("/api/v1/configmaps"));
+                faults.close_watches();
+            }
             0 => faults.close_watches(),
             1 => {
                 faults.compact();
@@ -103,6 +114,7 @@ async fn chaos(seed: u64, queue: QueueKind) {
     eventually(30, "cache converges", || cache() == want).await;
     eventually(30, "early handler converges", || early.mirror() == want).await;
     early.assert_ordered();
+    assert_tombstones_truthful(&early, &want);
     let initial_lists = env
         .requests()
         .iter()
@@ -111,15 +123,39 @@ async fn chaos(seed: u64, queue: QueueKind) {
                 && (!r.is_watch() || r.has_query("sendInitialEvents", "true"))
         })
         .count();
-    assert!(
-        initial_lists >= 2,
-        "expected at least one relist, saw {initial_lists} lists"
-    );
+    if relist_on_500 {
+        assert!(
+            initial_lists >= 2,
+            "expected at least one relist, saw {initial_lists} lists"
+        );
+    }
     if let Some(late) = late {
         eventually(30, "late handler converges", || late.mirror() == want).await;
         late.assert_ordered();
+        assert_tombstones_truthful(&late, &want);
     }
     stop.cancel();
+}
+
+/// Deletions missed during a relist arrive as tombstones, and only true ones: names are never
+/// reused, so a tombstoned key must be gone from the server and never seen again afterwards.
+fn assert_tombstones_truthful(rec: &Recorder, want: &std::collections::HashMap<String, String>) {
+    let events = rec.events();
+    for (i, e) in events.iter().enumerate() {
+        let Seen::Delete {
+            key,
+            tombstone: true,
+        } = e
+        else {
+            continue;
+        };
+        assert!(!want.contains_key(key), "tombstone for live object {key}");
+        let revived = events[i + 1..].iter().any(|later| match later {
+            Seen::Add { key: k, .. } | Seen::Update { key: k, .. } => k == key,
+            Seen::Delete { .. } => false,
+        });
+        assert!(!revived, "{key} seen again after its tombstone");
+    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -1,10 +1,12 @@
 //! Deletion semantics through kube-client: finalizers, preconditions, dry run,
 //! owner-reference garbage collection and namespace termination.
 
+use futures::{StreamExt, TryStreamExt};
 use k8s_openapi::api::core::v1::{ConfigMap, Namespace};
 use kube_client::Resource;
 use kube_client::api::{
-    Api, DeleteParams, ListParams, Patch, PatchParams, PostParams, Preconditions, PropagationPolicy,
+    Api, DeleteParams, ListParams, Patch, PatchParams, PostParams, Preconditions,
+    PropagationPolicy, WatchEvent, WatchParams,
 };
 use rein_testenv::TestEnv;
 use serde_json::json;
@@ -15,7 +17,10 @@ fn cm(name: &str) -> ConfigMap {
 
 fn owned_by(name: &str, owner: &ConfigMap) -> ConfigMap {
     let mut c = cm(name);
-    c.metadata.owner_references = Some(vec![owner.controller_owner_ref(&()).expect("owner ref")]);
+    let mut reference = owner.controller_owner_ref(&()).expect("owner ref");
+    // As controller-runtime's SetControllerReference does: a foreground deletion waits for it.
+    reference.block_owner_deletion = Some(true);
+    c.metadata.owner_references = Some(vec![reference]);
     c
 }
 
@@ -27,6 +32,35 @@ async fn names(api: &Api<ConfigMap>) -> Vec<String> {
         .into_iter()
         .filter_map(|c| c.metadata.name)
         .collect()
+}
+
+/// The names of the owners `name` refers to (it must exist).
+async fn owner_names(api: &Api<ConfigMap>, name: &str) -> Vec<String> {
+    api.get(name)
+        .await
+        .expect("kept")
+        .metadata
+        .owner_references
+        .unwrap_or_default()
+        .into_iter()
+        .map(|r| r.name)
+        .collect()
+}
+
+/// Waits (up to a generous 10 s) until `check` holds: garbage collection is asynchronous.
+async fn eventually<F, Fut>(what: &str, mut check: F)
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = bool>,
+{
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    while !check().await {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "timed out waiting: {what}"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+    }
 }
 
 fn code(err: &kube_client::Error) -> Option<u16> {
@@ -121,10 +155,114 @@ async fn background_deletion_collects_dependents() {
     cms.create(&PostParams::default(), &owned_by("grandchild", &child))
         .await
         .expect("creates");
+    let watch_from = owner.metadata.resource_version.clone().expect("rv");
+    let mut events = cms
+        .watch(&WatchParams::default(), &watch_from)
+        .await
+        .expect("watches")
+        .boxed();
     cms.delete("owner", &DeleteParams::background())
         .await
         .expect("deletes");
-    assert!(names(&cms).await.is_empty());
+    eventually("dependents collected", || async {
+        names(&cms).await.is_empty()
+    })
+    .await;
+    // Like kube-controller-manager's collector, GC runs after the delete call: the owner
+    // goes first, then its child, then the grandchild.
+    let mut deleted = Vec::new();
+    while deleted.len() < 3 {
+        match events.try_next().await.expect("watch") {
+            Some(WatchEvent::Deleted(c)) => deleted.push(c.metadata.name.unwrap_or_default()),
+            Some(_) => {}
+            None => panic!("watch ended early"),
+        }
+    }
+    assert_eq!(deleted, ["owner", "child", "grandchild"]);
+}
+
+#[tokio::test]
+async fn a_dependent_with_another_live_owner_is_kept() {
+    let env = TestEnv::start().await.expect("starts");
+    let cms: Api<ConfigMap> = Api::namespaced(env.client(), "default");
+    let first = cms
+        .create(&PostParams::default(), &cm("first"))
+        .await
+        .expect("creates");
+    let second = cms
+        .create(&PostParams::default(), &cm("second"))
+        .await
+        .expect("creates");
+    let mut shared = owned_by("shared", &first);
+    let mut also = second.controller_owner_ref(&()).expect("owner ref");
+    also.controller = Some(false);
+    shared
+        .metadata
+        .owner_references
+        .as_mut()
+        .expect("refs")
+        .push(also);
+    cms.create(&PostParams::default(), &shared)
+        .await
+        .expect("creates");
+    cms.delete("first", &DeleteParams::background())
+        .await
+        .expect("deletes");
+    eventually("the dangling reference is dropped", || async {
+        owner_names(&cms, "shared").await == ["second"]
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn a_dependent_created_after_its_owner_is_gone_is_collected() {
+    // A controller reading a stale cache can create a child of an owner that was just
+    // deleted; kube-controller-manager's GC deletes it, and so must rein-testenv.
+    let env = TestEnv::start().await.expect("starts");
+    let cms: Api<ConfigMap> = Api::namespaced(env.client(), "default");
+    let owner = cms
+        .create(&PostParams::default(), &cm("owner"))
+        .await
+        .expect("creates");
+    cms.delete("owner", &DeleteParams::background())
+        .await
+        .expect("deletes");
+    eventually("the owner is gone", || async {
+        !names(&cms).await.contains(&"owner".to_string())
+    })
+    .await;
+    let keeper = cms
+        .create(&PostParams::default(), &cm("keeper"))
+        .await
+        .expect("creates");
+    cms.create(&PostParams::default(), &owned_by("late-child", &owner))
+        .await
+        .expect("a dependent of an absent owner is accepted, as by kube-apiserver");
+    // A second dependent also refers to a live owner: it stays and loses the dead reference
+    // (added by an update, the other way a reference to an absent uid arrives).
+    cms.create(&PostParams::default(), &owned_by("two-owners", &keeper))
+        .await
+        .expect("creates");
+    let mut two = cms.get("two-owners").await.expect("gets");
+    let mut dead = owner.controller_owner_ref(&()).expect("owner ref");
+    dead.controller = Some(false);
+    two.metadata
+        .owner_references
+        .as_mut()
+        .expect("refs")
+        .push(dead);
+    cms.replace("two-owners", &PostParams::default(), &two)
+        .await
+        .expect("updates");
+    eventually("the late child is collected", || async {
+        !names(&cms).await.contains(&"late-child".to_string())
+    })
+    .await;
+    eventually("the dead reference is dropped", || async {
+        owner_names(&cms, "two-owners").await == ["keeper"]
+    })
+    .await;
+    assert!(names(&cms).await.contains(&"keeper".to_string()));
 }
 
 #[tokio::test]
@@ -151,22 +289,52 @@ async fn foreground_deletion_waits_for_dependents() {
             .unwrap_or_default()
             .contains(&"foregroundDeletion".to_string())
     );
-    assert!(
+    eventually("the collector deletes the child", || async {
         cms.get("child")
             .await
             .expect("child")
             .metadata
             .deletion_timestamp
             .is_some()
-    );
+    })
+    .await;
     let release = Patch::Merge(json!({"metadata": {"finalizers": null}}));
     cms.patch("child", &PatchParams::default(), &release)
         .await
         .expect("releases");
-    assert!(
-        names(&cms).await.is_empty(),
-        "owner goes once its dependents are gone"
-    );
+    eventually("owner goes once its dependents are gone", || async {
+        names(&cms).await.is_empty()
+    })
+    .await;
+}
+
+/// Only dependents with `blockOwnerDeletion: true` hold a foreground deletion back; the
+/// others are deleted too but the owner does not wait for them.
+#[tokio::test]
+async fn foreground_deletion_waits_only_for_blocking_dependents() {
+    let env = TestEnv::start().await.expect("starts");
+    let cms: Api<ConfigMap> = Api::namespaced(env.client(), "default");
+    let owner = cms
+        .create(&PostParams::default(), &cm("owner"))
+        .await
+        .expect("creates");
+    let mut child = owned_by("loose", &owner);
+    child.metadata.finalizers = Some(vec!["example.com/hold".into()]);
+    for r in child.metadata.owner_references.iter_mut().flatten() {
+        r.block_owner_deletion = Some(false);
+    }
+    cms.create(&PostParams::default(), &child)
+        .await
+        .expect("creates");
+    cms.delete("owner", &DeleteParams::foreground())
+        .await
+        .expect("deletes");
+    eventually("the owner goes without waiting", || async {
+        cms.get_opt("owner").await.expect("get").is_none()
+    })
+    .await;
+    let loose = cms.get("loose").await.expect("held by its finalizer");
+    assert!(loose.metadata.deletion_timestamp.is_some());
 }
 
 #[tokio::test]
@@ -184,7 +352,21 @@ async fn orphan_deletion_keeps_dependents() {
         propagation_policy: Some(PropagationPolicy::Orphan),
         ..DeleteParams::default()
     };
-    cms.delete("owner", &orphan).await.expect("deletes");
+    let answer = cms.delete("owner", &orphan).await.expect("deletes");
+    let pending = answer
+        .left()
+        .expect("the owner waits for the orphan finalizer");
+    assert!(
+        pending
+            .metadata
+            .finalizers
+            .unwrap_or_default()
+            .contains(&"orphan".to_string())
+    );
+    eventually("the owner goes", || async {
+        cms.get_opt("owner").await.expect("get").is_none()
+    })
+    .await;
     let child = cms.get("child").await.expect("child kept");
     assert!(
         child
@@ -226,7 +408,10 @@ async fn namespace_termination_deletes_contents_then_the_namespace() {
         terminating.status.and_then(|s| s.phase).as_deref(),
         Some("Terminating")
     );
-    assert_eq!(names(&cms).await, ["held"]);
+    eventually("the namespace's contents are deleted", || async {
+        names(&cms).await == ["held"]
+    })
+    .await;
     let refused = cms
         .create(&PostParams::default(), &cm("new"))
         .await
@@ -236,7 +421,10 @@ async fn namespace_termination_deletes_contents_then_the_namespace() {
     cms.patch("held", &PatchParams::default(), &release)
         .await
         .expect("releases");
-    assert_eq!(nss.get_opt("doomed").await.expect("get"), None);
+    eventually("the namespace goes once empty", || async {
+        nss.get_opt("doomed").await.expect("get").is_none()
+    })
+    .await;
 }
 
 #[tokio::test]

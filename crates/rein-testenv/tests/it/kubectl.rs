@@ -65,7 +65,11 @@ impl Server {
         let line = rx
             .recv_timeout(WAIT)
             .expect("rein-apiserver did not print `listening on URL`");
-        assert!(line.contains("http"), "unexpected ready line: {line}");
+        // Started without `--listen`: the default must be loopback (a safe default, issue 10).
+        assert!(
+            line.starts_with("listening on http://127.0.0.1:"),
+            "rein-apiserver should listen on loopback by default; ready line: {line}"
+        );
         server
     }
 
@@ -761,14 +765,197 @@ fn secret_string_data_is_stored_as_data() {
     assert!(secret.get("stringData").is_none(), "{secret}");
 }
 
+/// Imperative `kubectl create <kind>` uses client-go's typed clients, which send protobuf
+/// request bodies; each object read back as JSON has what kubectl put in it.
 #[test]
-#[ignore = "waiting for the server to accept protobuf request bodies (imperative kubectl create sends them)"]
 fn imperative_create_commands() {
     let server = Server::start();
-    let out = server.ok(&["create", "configmap", "literal", "--from-literal=k=v"]);
+    let out = server.ok(&[
+        "create",
+        "configmap",
+        "literal",
+        "--from-literal=k=v",
+        "--from-literal=mode=fast",
+    ]);
     assert_eq!(out.trim(), "configmap/literal created");
+    let cm = server.json(&["get", "configmap", "literal"]);
+    assert_eq!(cm["data"], json!({"k": "v", "mode": "fast"}));
+    assert!(cm["metadata"]["uid"].as_str().is_some());
+
+    let out = server.ok(&[
+        "create",
+        "secret",
+        "generic",
+        "creds",
+        "--from-literal=password=hunter2",
+    ]);
+    assert_eq!(out.trim(), "secret/creds created");
+    let secret = server.json(&["get", "secret", "creds"]);
+    assert_eq!(secret["data"], json!({"password": "aHVudGVyMg=="}));
+    assert_eq!(secret["type"], "Opaque");
+
+    let out = server.ok(&[
+        "create",
+        "deployment",
+        "web",
+        "--image=nginx:1.27",
+        "--replicas=3",
+        "--port=8080",
+    ]);
+    assert_eq!(out.trim(), "deployment.apps/web created");
+    let deployment = server.json(&["get", "deployment", "web"]);
+    assert_eq!(deployment["spec"]["replicas"], 3);
+    assert_eq!(
+        deployment["spec"]["selector"]["matchLabels"],
+        json!({"app": "web"})
+    );
+    let container = &deployment["spec"]["template"]["spec"]["containers"][0];
+    assert_eq!(container["image"], "nginx:1.27");
+    assert_eq!(container["name"], "nginx");
+    assert_eq!(container["ports"][0]["containerPort"], 8080);
+    assert_eq!(deployment["metadata"]["generation"], 1);
+    // Server-side defaults, as kube-apiserver fills them in.
+    assert_eq!(deployment["spec"]["strategy"]["type"], "RollingUpdate");
+    assert_eq!(deployment["spec"]["revisionHistoryLimit"], 10);
+    assert_eq!(container["imagePullPolicy"], "IfNotPresent");
+    assert_eq!(container["ports"][0]["protocol"], "TCP");
+
     let out = server.ok(&["create", "namespace", "team-a"]);
     assert_eq!(out.trim(), "namespace/team-a created");
-    let cm = server.json(&["get", "configmap", "literal"]);
-    assert_eq!(cm["data"], json!({"k": "v"}));
+    let namespace = server.json(&["get", "namespace", "team-a"]);
+    assert_eq!(namespace["status"]["phase"], "Active");
+    assert_eq!(namespace["spec"]["finalizers"], json!(["kubernetes"]));
+
+    let out = server.ok(&["create", "serviceaccount", "robot", "-n", "team-a"]);
+    assert_eq!(out.trim(), "serviceaccount/robot created");
+    let account = server.json(&["get", "serviceaccount", "robot", "-n", "team-a"]);
+    assert_eq!(account["metadata"]["namespace"], "team-a");
+
+    let out = server.ok(&[
+        "create",
+        "job",
+        "once",
+        "--image=busybox",
+        "--",
+        "echo",
+        "hi",
+    ]);
+    assert_eq!(out.trim(), "job.batch/once created");
+    let job = server.json(&["get", "job", "once"]);
+    let pod_spec = &job["spec"]["template"]["spec"];
+    assert_eq!(pod_spec["containers"][0]["command"], json!(["echo", "hi"]));
+    assert_eq!(pod_spec["restartPolicy"], "Never");
+
+    let out = server.ok(&["create", "service", "clusterip", "front", "--tcp=80:8080"]);
+    assert_eq!(out.trim(), "service/front created");
+    let service = server.json(&["get", "service", "front"]);
+    assert_eq!(service["spec"]["ports"][0]["port"], 80);
+    assert_eq!(service["spec"]["ports"][0]["targetPort"], 8080);
+    assert!(
+        service["spec"]["clusterIP"]
+            .as_str()
+            .is_some_and(|ip| ip.starts_with("10.")),
+        "{service}"
+    );
+    assert_eq!(job["spec"]["backoffLimit"], 6);
+
+    let out = server.ok(&[
+        "create",
+        "role",
+        "reader",
+        "--verb=get,list",
+        "--resource=pods",
+    ]);
+    assert_eq!(out.trim(), "role.rbac.authorization.k8s.io/reader created");
+    let role = server.json(&["get", "role", "reader"]);
+    assert_eq!(
+        role["rules"],
+        json!([{"apiGroups": [""], "resources": ["pods"], "verbs": ["get", "list"]}])
+    );
+
+    // A protobuf create that conflicts gets the usual 409 Status.
+    let again = server.fails(&["create", "configmap", "literal", "--from-literal=k=v"]);
+    assert!(again.contains("already exists"), "{again}");
+}
+
+/// `kubectl delete --cascade=background|foreground|orphan`: the garbage collector deletes,
+/// waits for or orphans the dependents.
+#[test]
+fn delete_cascades() {
+    let server = Server::start();
+    let owned = |name: &str, owner: &str, finalizer: bool| {
+        let owner = server.json(&["get", "configmap", owner]);
+        let mut child = json!({
+            "apiVersion": "v1", "kind": "ConfigMap",
+            "metadata": {"name": name, "ownerReferences": [{
+                "apiVersion": "v1", "kind": "ConfigMap", "name": owner["metadata"]["name"],
+                "uid": owner["metadata"]["uid"], "controller": true, "blockOwnerDeletion": true,
+            }]},
+        });
+        if finalizer {
+            child["metadata"]["finalizers"] = json!(["example.com/hold"]);
+        }
+        let out = server.ok_with_input(&["create", "-f", "-"], Some(&child.to_string()));
+        assert_eq!(out.trim(), format!("configmap/{name} created"));
+    };
+    for owner in ["owner-bg", "owner-fg", "owner-or"] {
+        server.ok(&["create", "configmap", owner]);
+    }
+    owned("child-bg", "owner-bg", false);
+    owned("child-fg", "owner-fg", true);
+    owned("child-or", "owner-or", false);
+
+    let out = server.ok(&["delete", "configmap", "owner-bg", "--cascade=background"]);
+    assert_eq!(out.trim(), "configmap \"owner-bg\" deleted");
+    server.ok(&[
+        "wait",
+        "--for=delete",
+        "configmap/child-bg",
+        "--timeout=30s",
+    ]);
+
+    let out = server.ok(&[
+        "delete",
+        "configmap",
+        "owner-fg",
+        "--cascade=foreground",
+        "--wait=false",
+    ]);
+    assert_eq!(out.trim(), "configmap \"owner-fg\" deleted");
+    let owner = server.json(&["get", "configmap", "owner-fg"]);
+    assert_eq!(
+        owner["metadata"]["finalizers"],
+        json!(["foregroundDeletion"])
+    );
+    assert!(owner["metadata"]["deletionTimestamp"].is_string());
+    server.ok(&[
+        "wait",
+        "--for=jsonpath={.metadata.deletionTimestamp}",
+        "configmap/child-fg",
+        "--timeout=30s",
+    ]);
+    server.ok(&[
+        "patch",
+        "configmap",
+        "child-fg",
+        "--type=merge",
+        "-p",
+        r#"{"metadata":{"finalizers":null}}"#,
+    ]);
+    server.ok(&[
+        "wait",
+        "--for=delete",
+        "configmap/owner-fg",
+        "--timeout=30s",
+    ]);
+    server.fails(&["get", "configmap", "child-fg"]);
+
+    let out = server.ok(&["delete", "configmap", "owner-or", "--cascade=orphan"]);
+    assert_eq!(out.trim(), "configmap \"owner-or\" deleted");
+    server.fails(&["get", "configmap", "owner-or"]);
+    let child = server.json(&["get", "configmap", "child-or"]);
+    assert!(
+        child["metadata"].get("ownerReferences").is_none(),
+        "{child}"
+    );
 }

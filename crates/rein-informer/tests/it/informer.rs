@@ -1,12 +1,11 @@
 //! Informer behaviour against rein-testenv: sync, relists on 410, tombstones, late handlers,
 //! resync, transforms, indexers and chaos convergence.
 
-mod support;
-
 use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Duration;
 
+use crate::support::*;
 use k8s_openapi::api::core::v1::ConfigMap;
 use kube_client::api::Api;
 use rein_informer::{
@@ -15,7 +14,6 @@ use rein_informer::{
 };
 use rein_scheme::labels::Selector;
 use rein_testenv::{Fault, TestEnv};
-use support::*;
 use tokio_util::sync::CancellationToken;
 
 const INFORMER_PATH: &str = "/api/v1/configmaps";
@@ -209,16 +207,23 @@ async fn late_handler_gets_synthetic_adds_then_live_events() {
     })
     .await;
 
-    // A removed handler gets nothing more.
+    // A removed handler gets nothing more. A witness handler that stays registered sees the
+    // later events, so by then they have been distributed, and not to the removed handler.
+    let witness = Recorder::default();
+    let witness_reg = inf.add_event_handler(witness.clone()).unwrap();
+    eventually(20, "witness synced", || witness_reg.has_synced()).await;
     inf.remove_event_handler(&reg);
     let before = late.events().len();
     create(&api, "unseen").await;
-    eventually(20, "cache has the new object", || {
-        inf.indexer().get_by_key("default/unseen").is_some()
+    update(&api, "unseen", "1").await;
+    eventually(20, "the witness sees the later events", || {
+        witness
+            .events()
+            .iter()
+            .any(|e| matches!(e, Seen::Update { key, .. } if key == "default/unseen"))
     })
     .await;
-    tokio::time::sleep(Duration::from_millis(50)).await;
-    assert_eq!(late.events().len(), before);
+    assert_eq!(late.events().len(), before, "{:?}", late.events());
     stop.cancel();
 }
 
@@ -287,6 +292,122 @@ async fn transform_runs_before_storing() {
     stop.cancel();
 }
 
+/// The ready-made `strip_managed_fields` transform drops the server's managedFields and keeps
+/// everything else; without it, the (compacted, default) cache holds the server's object exactly.
+#[tokio::test]
+async fn strip_managed_fields_transform_and_compaction_keep_the_object() {
+    let env = TestEnv::start().await.expect("testenv");
+    let api: Api<ConfigMap> = Api::namespaced(env.client(), "default");
+    let pp = kube_client::api::PostParams {
+        field_manager: Some("test-manager".into()),
+        ..Default::default()
+    };
+    api.create(&pp, &configmap("m", "0")).await.expect("create");
+    let on_server = api.get("m").await.expect("get");
+    assert!(
+        on_server
+            .metadata
+            .managed_fields
+            .as_ref()
+            .is_some_and(|m| !m.is_empty()),
+        "the server records managedFields"
+    );
+    let stripped = informer(&env, QueueKind::RealFifo);
+    stripped
+        .set_transform(rein_informer::strip_managed_fields::<ConfigMap>)
+        .unwrap();
+    let plain = informer(&env, QueueKind::RealFifo);
+    let stop = CancellationToken::new();
+    start(&stripped, &stop);
+    start(&plain, &stop);
+    eventually(20, "initial sync", || {
+        stripped.has_synced() && plain.has_synced()
+    })
+    .await;
+
+    let got = stripped.indexer().get_by_key("default/m").expect("cached");
+    assert!(got.metadata.managed_fields.is_none());
+    let mut expected = on_server.clone();
+    expected.metadata.managed_fields = None;
+    assert_eq!(*got, expected, "only managedFields removed");
+    let got = plain.indexer().get_by_key("default/m").expect("cached");
+    assert_eq!(
+        *got, on_server,
+        "the compacted copy equals the decoded object"
+    );
+    stop.cancel();
+}
+
+/// The env list of a Pod whose container has `n` variables, as an informer caches it, with
+/// object compaction on or off (both paths: the streaming list and a live watch event).
+async fn cached_env_capacity(compact: bool) -> Vec<(usize, usize)> {
+    use k8s_openapi::api::core::v1::{Container, EnvVar, Pod, PodSpec};
+    let env = TestEnv::start().await.expect("testenv");
+    let pods: Api<k8s_openapi::api::core::v1::Pod> = Api::namespaced(env.client(), "default");
+    let pod = |name: &str| Pod {
+        metadata: kube_client::core::ObjectMeta {
+            name: Some(name.into()),
+            ..Default::default()
+        },
+        spec: Some(PodSpec {
+            containers: vec![Container {
+                name: "c".into(),
+                env: Some(
+                    (0..5)
+                        .map(|i| EnvVar {
+                            name: format!("V{i}"),
+                            value: Some(i.to_string()),
+                            ..Default::default()
+                        })
+                        .collect(),
+                ),
+                ..Default::default()
+            }],
+            ..Default::default()
+        }),
+        ..Default::default()
+    };
+    let pp = kube_client::api::PostParams::default();
+    pods.create(&pp, &pod("listed")).await.expect("create");
+    let lw = ApiListerWatcher::<Pod>::new(env.client(), ListWatchOptions::default());
+    let mut opts = options(QueueKind::RealFifo);
+    opts.reflector.compact_objects = compact;
+    let inf = Arc::new(SharedIndexInformer::new(lw, opts));
+    let stop = CancellationToken::new();
+    {
+        let (inf, stop) = (inf.clone(), stop.clone());
+        tokio::spawn(async move { inf.run(stop).await });
+    }
+    eventually(20, "initial sync", || inf.has_synced()).await;
+    pods.create(&pp, &pod("watched")).await.expect("create");
+    eventually(20, "watch event", || {
+        inf.indexer().get_by_key("default/watched").is_some()
+    })
+    .await;
+    stop.cancel();
+    ["default/listed", "default/watched"]
+        .iter()
+        .map(|key| {
+            let p = inf.indexer().get_by_key(key).expect("cached");
+            let env = p.spec.as_ref().unwrap().containers[0].env.as_ref().unwrap();
+            (env.len(), env.capacity())
+        })
+        .collect()
+}
+
+/// Compaction (the default) stores every list at exactly its length: the decoded object's
+/// spare `Vec` capacity (serde grows 0, 4, 8…) is not kept in the cache.
+#[tokio::test]
+async fn objects_are_compacted_before_caching() {
+    for (len, cap) in cached_env_capacity(true).await {
+        assert_eq!((len, cap), (5, 5), "compacted: no spare capacity");
+    }
+    // Without compaction the decoded object is kept as serde grew it.
+    for (len, cap) in cached_env_capacity(false).await {
+        assert!(len == 5 && cap > len, "as decoded: {len} of {cap}");
+    }
+}
+
 #[tokio::test]
 async fn indexers_added_after_start() {
     let env = TestEnv::start().await.expect("testenv");
@@ -337,4 +458,89 @@ async fn factory_shares_informers_and_listers() {
     assert!(lister.namespaced("kube-system").list(&sel).is_empty());
     stop.cancel();
     factory.shutdown().await;
+}
+
+/// `wait_for_cache_sync` returns once the informer and a handler registration have synced
+/// (woken by the queue's signal and the listener's last initial add, not by polling).
+#[tokio::test]
+async fn wait_for_cache_sync_returns_when_synced() {
+    let env = TestEnv::start().await.expect("testenv");
+    let api: Api<ConfigMap> = Api::namespaced(env.client(), "default");
+    for i in 0..3 {
+        create(&api, &format!("o{i}")).await;
+    }
+    let inf = informer(&env, QueueKind::RealFifo);
+    let rec = Recorder::default();
+    let reg = inf.add_event_handler(rec.clone()).unwrap();
+    let stop = CancellationToken::new();
+    start(&inf, &stop);
+    let synced = tokio::time::timeout(
+        Duration::from_secs(30),
+        rein_informer::wait_for_cache_sync(&stop, &[inf.as_ref(), &reg]),
+    )
+    .await
+    .expect("synced within the timeout");
+    assert!(synced);
+    assert!(inf.has_synced() && reg.has_synced());
+    assert_eq!(rec.events().len(), 3, "every initial add handled");
+
+    // A handler registered after the sync: its registration waits for its synthetic adds.
+    let late = Recorder::default();
+    let late_reg = inf.add_event_handler(late.clone()).unwrap();
+    assert!(rein_informer::wait_for_cache_sync(&stop, &[&late_reg]).await);
+    assert_eq!(late.events().len(), 3);
+    stop.cancel();
+}
+
+/// A relist shares unchanged objects with the cache (same `Arc`, the listed copy is dropped
+/// at once) instead of holding a second copy of the whole list; changed objects are new.
+async fn relist_shares_unchanged_objects(streaming: bool) {
+    let env = TestEnv::start().await.expect("testenv");
+    let api: Api<ConfigMap> = Api::namespaced(env.client(), "default");
+    create(&api, "same").await;
+    create(&api, "changed").await;
+    let lw = ApiListerWatcher::<ConfigMap>::new(env.client(), ListWatchOptions::default());
+    let mut opts = options(QueueKind::RealFifo);
+    opts.reflector.use_watch_list = streaming;
+    opts.reflector.max_internal_error_retry_duration = Duration::ZERO;
+    let inf = Arc::new(SharedIndexInformer::new(lw, opts));
+    let stop = CancellationToken::new();
+    start(&inf, &stop);
+    eventually(20, "initial sync", || inf.has_synced()).await;
+    let same_before = inf.indexer().get_by_key("default/same").unwrap();
+    let initial_lists = |env: &TestEnv| {
+        env.requests()
+            .iter()
+            .filter(|r| {
+                r.path == INFORMER_PATH
+                    && (!r.is_watch() || r.has_query("sendInitialEvents", "true"))
+            })
+            .count()
+    };
+    assert_eq!(initial_lists(&env), 1);
+
+    // Break the watch so the change is only seen by the relist that a 500 forces.
+    let faults = env.faults();
+    faults.inject(Fault::server_error(1).matching(INFORMER_PATH));
+    faults.close_watches();
+    update(&api, "changed", "2").await;
+    let want = server_state(&api).await;
+    eventually(20, "relist converges", || cache_state(&inf) == want).await;
+    assert!(initial_lists(&env) >= 2, "relisted");
+    let same_after = inf.indexer().get_by_key("default/same").unwrap();
+    assert!(
+        Arc::ptr_eq(&same_before, &same_after),
+        "the unchanged object is the cached one, not a second copy"
+    );
+    stop.cancel();
+}
+
+#[tokio::test]
+async fn relist_shares_unchanged_objects_paged() {
+    relist_shares_unchanged_objects(false).await;
+}
+
+#[tokio::test]
+async fn relist_shares_unchanged_objects_streaming() {
+    relist_shares_unchanged_objects(true).await;
 }

@@ -1,0 +1,173 @@
+//! Command-line arguments of the three process roles: `serve`, `client` and `case`.
+
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+
+/// Side-by-side benchmark harness: rein against kube-runtime.
+#[derive(Debug, Parser)]
+#[command(name = "rein-bench")]
+pub(crate) struct Cli {
+    #[command(subcommand)]
+    pub(crate) command: Command,
+}
+
+/// The process roles.
+#[derive(Debug, Subcommand)]
+pub(crate) enum Command {
+    /// Start rein-testenv with preloaded Pods; print `READY`, then obey `update N` lines on stdin.
+    Serve(ServeArgs),
+    /// Run one side of one case against a running server.
+    Client(ClientArgs),
+    /// Run one case end to end: a serve process plus a client process; print BENCH lines.
+    Case(CaseArgs),
+}
+
+/// The measured scenarios.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub(crate) enum Scenario {
+    /// Initial sync of `--pods` Pods into a cache.
+    Sync,
+    /// Sync `--watch-pods` Pods, then apply `--updates` streamed updates.
+    Watch,
+    /// `--objects` ConfigMaps created after a no-op controller started.
+    Controller,
+}
+
+impl Scenario {
+    /// The name used in BENCH lines: `watch-backlog` for a watch whose client was stopped
+    /// while the updates were written, `controller-paced-c<n>` for a paced writer.
+    pub(crate) fn name(self, sizes: &Sizes) -> String {
+        match self {
+            Scenario::Sync => "initial-sync".to_owned(),
+            Scenario::Watch if sizes.backlog => "watch-backlog".to_owned(),
+            Scenario::Watch => "watch".to_owned(),
+            Scenario::Controller if sizes.paced > 0.0 => {
+                format!("controller-paced-c{}", sizes.concurrency)
+            }
+            Scenario::Controller => format!("controller-c{}", sizes.concurrency),
+        }
+    }
+}
+
+/// The implementation under test.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub(crate) enum Side {
+    /// rein-informer / rein-controller with default options.
+    Rein,
+    /// kube-runtime's watcher + reflector / Controller with default options (paged list).
+    KubeRuntime,
+    /// kube-runtime with `watcher::Config::streaming_lists()` (sync and watch only).
+    KubeRuntimeStreaming,
+}
+
+impl Side {
+    /// The name used in BENCH lines.
+    pub(crate) fn name(self) -> &'static str {
+        match self {
+            Side::Rein => "rein",
+            Side::KubeRuntime => "kube-runtime",
+            Side::KubeRuntimeStreaming => "kube-runtime-streaming",
+        }
+    }
+}
+
+/// Workload sizes shared by `case` and `client`.
+#[derive(Debug, Clone, Args)]
+pub(crate) struct Sizes {
+    /// Pods preloaded for the initial-sync case.
+    #[arg(long, default_value_t = 100_000)]
+    pub(crate) pods: usize,
+    /// Pods preloaded for the watch case (each is updated in turn).
+    #[arg(long, default_value_t = 10_000)]
+    pub(crate) watch_pods: usize,
+    /// Updates streamed in the watch case.
+    #[arg(long, default_value_t = 50_000)]
+    pub(crate) updates: usize,
+    /// ConfigMaps created in the controller case.
+    #[arg(long, default_value_t = 10_000)]
+    pub(crate) objects: usize,
+    /// Reconcile concurrency in the controller case.
+    #[arg(long, default_value_t = 1)]
+    pub(crate) concurrency: usize,
+    /// Controller case: create this many objects per second on a fixed schedule (an open-loop
+    /// writer, below the server's saturation); 0 writes them as fast as the server takes them
+    /// (64 in flight).
+    #[arg(long, default_value_t = 0.0)]
+    pub(crate) paced: f64,
+    /// Watch case: stop the client process (SIGSTOP) while the updates are written and resume
+    /// it afterwards, so the figure is the client draining a backlog at its own speed.
+    #[arg(long)]
+    pub(crate) backlog: bool,
+    /// Diagnostic only: give rein's informer a transform that replaces each object by its
+    /// clone (exact-capacity `Vec`s); not a default configuration, never in the tables.
+    #[arg(long, hide = true)]
+    pub(crate) compact: bool,
+    /// Small sizes for a smoke run (overrides the sizes above).
+    #[arg(long)]
+    pub(crate) quick: bool,
+}
+
+impl Sizes {
+    /// The sizes after applying `--quick`.
+    pub(crate) fn effective(&self) -> Sizes {
+        if !self.quick {
+            return self.clone();
+        }
+        Sizes {
+            pods: 2_000,
+            watch_pods: 1_000,
+            updates: 2_000,
+            objects: 500,
+            concurrency: self.concurrency,
+            paced: self.paced,
+            backlog: self.backlog,
+            compact: self.compact,
+            quick: true,
+        }
+    }
+}
+
+/// Arguments of `serve`.
+#[derive(Debug, Args)]
+pub(crate) struct ServeArgs {
+    /// Pods to preload.
+    #[arg(long)]
+    pub(crate) pods: usize,
+    /// Where to write the kubeconfig.
+    #[arg(long)]
+    pub(crate) kubeconfig: PathBuf,
+}
+
+/// Arguments of `client`.
+#[derive(Debug, Args)]
+pub(crate) struct ClientArgs {
+    /// The scenario to run.
+    #[arg(value_enum)]
+    pub(crate) scenario: Scenario,
+    /// The implementation under test.
+    #[arg(long, value_enum)]
+    pub(crate) side: Side,
+    /// The server's kubeconfig.
+    #[arg(long)]
+    pub(crate) kubeconfig: PathBuf,
+    /// Workload sizes.
+    #[command(flatten)]
+    pub(crate) sizes: Sizes,
+}
+
+/// Arguments of `case`.
+#[derive(Debug, Args)]
+pub(crate) struct CaseArgs {
+    /// The scenario to run.
+    #[arg(value_enum)]
+    pub(crate) scenario: Scenario,
+    /// The implementations under test, run one after another (repeat the flag). The sync and
+    /// watch cases share one preloaded server between them; the controller case starts a fresh
+    /// server for each side, so every side starts from an empty namespace.
+    #[arg(long, value_enum, required = true)]
+    pub(crate) side: Vec<Side>,
+    /// Workload sizes.
+    #[command(flatten)]
+    pub(crate) sizes: Sizes,
+}

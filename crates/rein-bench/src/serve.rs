@@ -1,0 +1,123 @@
+//! The server process: rein-testenv with preloaded Pods, and an update writer driven over stdin.
+//!
+//! Protocol (one line each): prints `READY <kubeconfig>` once the Pods are loaded; reads
+//! `update <n>` and answers `UPDATED <n> <seconds>` after issuing `n` label updates; exits when
+//! stdin closes.
+
+use std::time::Instant;
+
+use anyhow::Context;
+use futures::StreamExt;
+use k8s_openapi::api::apps::v1::ReplicaSet;
+use k8s_openapi::api::core::v1::Pod;
+use kube_client::api::{Api, Patch, PatchParams, PostParams};
+use rein_testenv::TestEnv;
+use tokio::io::{AsyncBufReadExt, BufReader};
+
+use crate::cli::ServeArgs;
+use crate::pods::{NAMESPACE, OWNERS, pod, pod_name, replica_set, status_patch};
+
+/// Requests in flight while preloading and updating.
+const IN_FLIGHT: usize = 64;
+
+pub(crate) async fn run(args: ServeArgs) -> anyhow::Result<()> {
+    let env = TestEnv::start().await.context("starting rein-testenv")?;
+    let api: Api<Pod> = Api::namespaced(env.client(), NAMESPACE);
+    let started = Instant::now();
+    preload(&api, env.client(), args.pods).await?;
+    let load_secs = started.elapsed().as_secs_f64();
+    env.clear_requests();
+    if args.pods > 0 {
+        let raw = env
+            .client()
+            .request_text(
+                http::Request::get(format!(
+                    "/api/v1/namespaces/{NAMESPACE}/pods/{}",
+                    pod_name(0)
+                ))
+                .body(Vec::new())?,
+            )
+            .await
+            .context("reading back a preloaded Pod")?;
+        println!(
+            "BENCH|side-by-side-info|preloaded Pod size (JSON, with managedFields and status), {} Pods|{}|bytes|loaded in {load_secs:.1} s",
+            args.pods,
+            raw.len()
+        );
+    }
+    env.write_kubeconfig(&args.kubeconfig)
+        .context("writing the kubeconfig")?;
+    println!("READY {}", args.kubeconfig.display());
+
+    let mut lines = BufReader::new(tokio::io::stdin()).lines();
+    let mut generation = 0usize;
+    while let Some(line) = lines.next_line().await? {
+        let Some(n) = line.strip_prefix("update ") else {
+            anyhow::bail!("unknown command {line:?}");
+        };
+        let n: usize = n.trim().parse().context("parsing the update count")?;
+        let started = Instant::now();
+        update(&api, args.pods, generation, n).await?;
+        generation += n;
+        println!("UPDATED {n} {:.3}", started.elapsed().as_secs_f64());
+    }
+    env.shutdown().await;
+    Ok(())
+}
+
+/// Creates the owning ReplicaSets, then `pods` Pods, and gives each Pod a running status.
+async fn preload(api: &Api<Pod>, client: kube_client::Client, pods: usize) -> anyhow::Result<()> {
+    let replica_sets: Api<ReplicaSet> = Api::namespaced(client, NAMESPACE);
+    let mut owner_uids = Vec::with_capacity(OWNERS);
+    for j in 0..OWNERS {
+        let created = replica_sets
+            .create(&PostParams::default(), &replica_set(j)?)
+            .await
+            .context("creating a ReplicaSet")?;
+        owner_uids.push(created.metadata.uid.context("a created ReplicaSet's uid")?);
+    }
+    let owner_uids = &owner_uids;
+    let mut results = futures::stream::iter(0..pods)
+        .map(|i| {
+            let api = api.clone();
+            async move {
+                api.create(&PostParams::default(), &pod(i, owner_uids))
+                    .await
+                    .context("creating a Pod")?;
+                api.patch_status(
+                    &pod_name(i),
+                    &PatchParams::default(),
+                    &Patch::Merge(status_patch(i)),
+                )
+                .await
+                .context("writing a Pod's status")?;
+                anyhow::Ok(())
+            }
+        })
+        .buffer_unordered(IN_FLIGHT);
+    while let Some(result) = results.next().await {
+        result?;
+    }
+    Ok(())
+}
+
+/// Issues `n` label updates, Pod after Pod, as fast as the server takes them.
+async fn update(api: &Api<Pod>, pods: usize, generation: usize, n: usize) -> anyhow::Result<()> {
+    anyhow::ensure!(pods > 0, "no Pods to update");
+    let mut results = futures::stream::iter(generation..generation + n)
+        .map(|g| {
+            let api = api.clone();
+            async move {
+                let patch = serde_json::json!({"metadata": {"labels": {"bench-generation": g.to_string()}}});
+                api.patch(&pod_name(g % pods), &PatchParams::default(), &Patch::Merge(patch))
+                    .await
+                    .context("updating a Pod")?;
+                anyhow::Ok(())
+            }
+        })
+        .buffer_unordered(IN_FLIGHT);
+    while let Some(result) = results.next().await {
+        result?;
+    }
+    Ok(())
+}

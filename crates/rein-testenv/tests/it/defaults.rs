@@ -1,0 +1,184 @@
+//! Per-kind defaulting: objects read back carry kube-apiserver's defaults, and a no-op update
+//! from a client that omits them changes nothing (no new resourceVersion or generation).
+
+use k8s_openapi::api::apps::v1::Deployment;
+use k8s_openapi::api::batch::v1::Job;
+use k8s_openapi::api::core::v1::{Pod, Secret, Service};
+use kube_client::api::{Api, DynamicObject, PostParams};
+use rein_testenv::TestEnv;
+use serde_json::{Value, json};
+
+async fn create<K>(api: &Api<K>, body: Value) -> Value
+where
+    K: kube_client::Resource
+        + Clone
+        + serde::de::DeserializeOwned
+        + serde::Serialize
+        + std::fmt::Debug,
+{
+    let obj: K = serde_json::from_value(body).expect("valid object");
+    let created = api
+        .create(&PostParams::default(), &obj)
+        .await
+        .expect("creates");
+    serde_json::to_value(created).expect("serialises")
+}
+
+#[tokio::test]
+async fn pods_and_workloads_get_their_defaults() {
+    let env = TestEnv::start().await.expect("starts");
+    let pods: Api<Pod> = Api::namespaced(env.client(), "default");
+    let pod = create(
+        &pods,
+        json!({"metadata": {"name": "p"}, "spec": {"containers": [
+            {"name": "a", "image": "nginx", "ports": [{"containerPort": 80}]},
+            {"name": "b", "image": "registry:5000/app:1.2", "imagePullPolicy": "Never"},
+        ]}}),
+    )
+    .await;
+    let spec = &pod["spec"];
+    assert_eq!(spec["restartPolicy"], "Always");
+    assert_eq!(spec["dnsPolicy"], "ClusterFirst");
+    assert_eq!(spec["schedulerName"], "default-scheduler");
+    assert_eq!(spec["terminationGracePeriodSeconds"], 30);
+    assert_eq!(spec["securityContext"], json!({}));
+    let a = &spec["containers"][0];
+    assert_eq!(a["imagePullPolicy"], "Always");
+    assert_eq!(a["terminationMessagePath"], "/dev/termination-log");
+    assert_eq!(a["terminationMessagePolicy"], "File");
+    assert_eq!(a["ports"][0]["protocol"], "TCP");
+    assert_eq!(spec["containers"][1]["imagePullPolicy"], "Never", "kept");
+
+    let deployments: Api<Deployment> = Api::namespaced(env.client(), "default");
+    let deployment = create(
+        &deployments,
+        json!({"metadata": {"name": "d"}, "spec": {
+            "selector": {"matchLabels": {"app": "d"}},
+            "template": {"metadata": {"labels": {"app": "d"}},
+                         "spec": {"containers": [{"name": "c", "image": "nginx:1.27"}]}},
+        }}),
+    )
+    .await;
+    let spec = &deployment["spec"];
+    assert_eq!(spec["replicas"], 1);
+    assert_eq!(spec["revisionHistoryLimit"], 10);
+    assert_eq!(spec["progressDeadlineSeconds"], 600);
+    assert_eq!(
+        spec["strategy"],
+        json!({"type": "RollingUpdate", "rollingUpdate": {"maxSurge": "25%", "maxUnavailable": "25%"}})
+    );
+    assert_eq!(spec["template"]["spec"]["restartPolicy"], "Always");
+    assert_eq!(
+        spec["template"]["spec"]["containers"][0]["imagePullPolicy"],
+        "IfNotPresent"
+    );
+
+    let jobs: Api<Job> = Api::namespaced(env.client(), "default");
+    let job = create(
+        &jobs,
+        json!({"metadata": {"name": "j"}, "spec": {"template": {"spec": {
+            "restartPolicy": "Never", "containers": [{"name": "c", "image": "busybox"}]}}}}),
+    )
+    .await;
+    let spec = &job["spec"];
+    assert_eq!(spec["backoffLimit"], 6);
+    assert_eq!(spec["completions"], 1);
+    assert_eq!(spec["parallelism"], 1);
+    assert_eq!(spec["completionMode"], "NonIndexed");
+    assert_eq!(spec["template"]["spec"]["restartPolicy"], "Never");
+
+    let secrets: Api<Secret> = Api::namespaced(env.client(), "default");
+    let secret = create(&secrets, json!({"metadata": {"name": "s"}})).await;
+    assert_eq!(secret["type"], "Opaque");
+}
+
+#[tokio::test]
+async fn services_get_a_cluster_ip_that_updates_keep() {
+    let env = TestEnv::start().await.expect("starts");
+    let services: Api<Service> = Api::namespaced(env.client(), "default");
+    let body = json!({"metadata": {"name": "web"}, "spec": {
+        "selector": {"app": "web"}, "ports": [{"port": 80}]}});
+    let first = create(&services, body.clone()).await;
+    let spec = &first["spec"];
+    assert_eq!(spec["type"], "ClusterIP");
+    assert_eq!(spec["sessionAffinity"], "None");
+    assert_eq!(
+        spec["ports"][0],
+        json!({"port": 80, "protocol": "TCP", "targetPort": 80})
+    );
+    let ip = spec["clusterIP"]
+        .as_str()
+        .expect("a cluster IP")
+        .to_string();
+    assert!(ip.starts_with("10.9"), "{ip}");
+    let octets: Vec<u8> = ip.split('.').map(|o| o.parse().expect("octet")).collect();
+    assert_eq!(octets[0], 10);
+    assert!((96..112).contains(&octets[1]), "{ip} is in 10.96.0.0/12");
+    assert_eq!(spec["clusterIPs"], json!([ip]));
+
+    let second = create(
+        &services,
+        json!({"metadata": {"name": "other"}, "spec": {"ports": [{"port": 80}]}}),
+    )
+    .await;
+    assert_ne!(second["spec"]["clusterIP"], first["spec"]["clusterIP"]);
+
+    // An update that leaves the allocated fields out keeps them: a no-op.
+    let mut update = body;
+    update["metadata"]["resourceVersion"] = first["metadata"]["resourceVersion"].clone();
+    let update: Service = serde_json::from_value(update).expect("service");
+    let replaced = services
+        .replace("web", &PostParams::default(), &update)
+        .await
+        .expect("replaces");
+    let replaced = serde_json::to_value(replaced).expect("serialises");
+    assert_eq!(replaced["spec"]["clusterIP"], json!(ip));
+    assert_eq!(
+        replaced["metadata"]["resourceVersion"],
+        first["metadata"]["resourceVersion"]
+    );
+}
+
+/// Defaulting happens before change detection: a client that sends the object without the
+/// defaulted fields (as kubectl's last-applied or a typed client with `None`s would) makes a
+/// no-op, so neither resourceVersion, generation nor managedFields move.
+#[tokio::test]
+async fn no_op_updates_without_the_defaults_change_nothing() {
+    let env = TestEnv::start().await.expect("starts");
+    let deployments: Api<DynamicObject> = Api::namespaced_with(
+        env.client(),
+        "default",
+        &kube_client::api::ApiResource::erase::<Deployment>(&()),
+    );
+    let body = json!({
+        "apiVersion": "apps/v1", "kind": "Deployment",
+        "metadata": {"name": "d"},
+        "spec": {
+            "selector": {"matchLabels": {"app": "d"}},
+            "template": {"metadata": {"labels": {"app": "d"}},
+                         "spec": {"containers": [{"name": "c", "image": "nginx"}]}},
+        },
+    });
+    let obj: DynamicObject = serde_json::from_value(body.clone()).expect("object");
+    let created = deployments
+        .create(&PostParams::default(), &obj)
+        .await
+        .expect("creates");
+    let mut again = body;
+    again["metadata"]["resourceVersion"] = json!(created.metadata.resource_version);
+    let again: DynamicObject = serde_json::from_value(again).expect("object");
+    let replaced = deployments
+        .replace("d", &PostParams::default(), &again)
+        .await
+        .expect("replaces");
+    assert_eq!(
+        replaced.metadata.resource_version,
+        created.metadata.resource_version
+    );
+    assert_eq!(replaced.metadata.generation, Some(1));
+    assert_eq!(
+        replaced.metadata.managed_fields,
+        created.metadata.managed_fields
+    );
+    assert_eq!(replaced.data["spec"]["replicas"], 1);
+}

@@ -1,0 +1,18 @@
+//! Integration tests of rein-testenv, over real HTTP and with the real kubectl.
+//!
+//! One test binary for the whole crate: every binary links the full dependency tree, so one
+//! per file cost hundreds of megabytes of disk and a link each. Run one file's tests with
+//! `cargo test -p rein-testenv --test it <module>::`.
+
+mod auth;
+mod crd;
+mod crud;
+mod defaults;
+mod deletion;
+mod faults;
+mod kubectl;
+mod load;
+mod paging;
+mod prop_patch;
+mod prop_requests;
+mod watch;

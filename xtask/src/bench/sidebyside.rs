@@ -1,0 +1,123 @@
+//! The side-by-side runs: which `rein-bench case …` processes to start, and their medians.
+
+use std::collections::BTreeMap;
+use std::io::{BufRead, BufReader};
+use std::path::Path;
+use std::process::{Command, Stdio};
+
+use anyhow::Context;
+
+use super::figure::{Figure, median, parse_figure};
+
+/// Creates per second of the paced controller runs: well below what rein-testenv takes
+/// (~10–20k small creates/s), so latency is measured with the server unsaturated.
+const PACED_RATE: &str = "1000";
+
+/// One `rein-bench case` invocation.
+#[derive(Debug, Clone)]
+pub(crate) struct Run {
+    /// What the progress line says.
+    pub(crate) label: String,
+    /// Arguments after `rein-bench case`.
+    pub(crate) args: Vec<String>,
+}
+
+/// Every run of one repetition, in order. Sides within a run share one server (sync, watch);
+/// their order rotates with `rep` so no side always goes first.
+pub(crate) fn runs(quick: bool, rep: usize) -> Vec<Run> {
+    let mut runs = Vec::new();
+    let mut push = |label: &str, scenario: &[&str], sides: &[&str]| {
+        let mut sides = sides.to_vec();
+        let n = sides.len();
+        sides.rotate_left(rep % n);
+        let mut args: Vec<String> = scenario.iter().map(|a| (*a).to_owned()).collect();
+        for side in &sides {
+            args.push("--side".to_owned());
+            args.push((*side).to_owned());
+        }
+        if quick {
+            args.push("--quick".to_owned());
+        }
+        runs.push(Run {
+            label: format!("{label}: {}", sides.join(", ")),
+            args,
+        });
+    };
+    let all = ["rein", "kube-runtime", "kube-runtime-streaming"];
+    push("initial sync", &["sync"], &all);
+    push("watch throughput", &["watch"], &all);
+    // kube-runtime's watch phase is the same code with either list mode: two sides suffice.
+    push(
+        "watch throughput, backlog drained by a stopped client",
+        &["watch", "--backlog"],
+        &["rein", "kube-runtime"],
+    );
+    for concurrency in ["1", "16"] {
+        push(
+            &format!("controller end to end, concurrency {concurrency}, burst writer"),
+            &["controller", "--concurrency", concurrency],
+            &["rein", "kube-runtime"],
+        );
+    }
+    for concurrency in ["1", "16"] {
+        push(
+            &format!(
+                "controller end to end, concurrency {concurrency}, paced writer {PACED_RATE}/s"
+            ),
+            &[
+                "controller",
+                "--concurrency",
+                concurrency,
+                "--paced",
+                PACED_RATE,
+            ],
+            &["rein", "kube-runtime"],
+        );
+    }
+    runs
+}
+
+/// Runs `exe case <args>` and returns its figures; its stderr passes through.
+pub(crate) fn run_one(exe: &Path, run: &Run) -> anyhow::Result<Vec<Figure>> {
+    let mut child = Command::new(exe)
+        .arg("case")
+        .args(&run.args)
+        .stdout(Stdio::piped())
+        .spawn()
+        .with_context(|| format!("starting {}", exe.display()))?;
+    let out = child.stdout.take().context("stdout")?;
+    let figures: Vec<Figure> = BufReader::new(out)
+        .lines()
+        .map_while(Result::ok)
+        .filter_map(|l| parse_figure(&l))
+        .collect();
+    let status = child.wait()?;
+    anyhow::ensure!(status.success(), "{} failed: {status}", run.label);
+    Ok(figures)
+}
+
+/// Folds the repetitions into one figure per case: the median value, with the repetition
+/// count in the note.
+pub(crate) fn medians(all: &[Figure]) -> Vec<Figure> {
+    let mut by_key: BTreeMap<(String, String), (Figure, Vec<f64>)> = BTreeMap::new();
+    for f in all {
+        let entry = by_key
+            .entry((f.group.clone(), f.case.clone()))
+            .or_insert_with(|| (f.clone(), Vec::new()));
+        if let Ok(v) = f.value.parse::<f64>() {
+            entry.1.push(v);
+        }
+    }
+    by_key
+        .into_values()
+        .map(|(mut f, values)| {
+            if let Some(m) = median(&values) {
+                f.value = format!("{m:.3}");
+                if values.len() > 1 {
+                    f.note = format!("{} (median of {})", f.note, values.len());
+                }
+            }
+            f
+        })
+        .collect()
+}
