@@ -52,7 +52,8 @@ pub use delta::{DeletedObject, Delta, DeltaObject, DeltaType};
 pub use error::Error;
 pub use factory::{SharedInformerFactory, TweakListOptions};
 pub use fifo::{
-    DeltaFifo, DeltaFifoOptions, Queue, QueueClosed, RealFifo, RealFifoOptions, Requeue,
+    DEFAULT_REAL_FIFO_CAPACITY, DeltaFifo, DeltaFifoOptions, Queue, QueueClosed, RealFifo,
+    RealFifoOptions, Requeue,
 };
 pub use handler::{ResourceEventHandler, ResourceEventHandlerFuncs};
 pub use informer::{HandlerRegistration, InformerOptions, QueueKind, SharedIndexInformer};

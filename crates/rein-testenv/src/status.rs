@@ -121,6 +121,25 @@ impl ApiError {
         ApiError::new(410, "Expired", message)
     }
 
+    /// 504 Timeout for a resourceVersion the server did not reach in time, as kube-apiserver's
+    /// storage layer words it (`NewTooLargeResourceVersionError`): client-go recognises it by
+    /// the reason and the `ResourceVersionTooLarge` cause and relists from the latest version.
+    pub(crate) fn too_large_resource_version(requested: u64, current: u64) -> ApiError {
+        let mut err = ApiError::new(
+            504,
+            "Timeout",
+            format!("Timeout: Too large resource version: {requested}, current: {current}"),
+        )
+        .with_details(json!({
+            "causes": [{
+                "reason": "ResourceVersionTooLarge",
+                "message": "Too large resource version",
+            }],
+        }));
+        err.retry_after = Some(1);
+        err
+    }
+
     /// 401 Unauthorized.
     pub(crate) fn unauthorized() -> ApiError {
         ApiError::new(401, "Unauthorized", "Unauthorized")

@@ -12,7 +12,7 @@ mod real_fifo;
 mod tests;
 
 pub use delta_fifo::{DeltaFifo, DeltaFifoOptions};
-pub use real_fifo::{RealFifo, RealFifoOptions};
+pub use real_fifo::{DEFAULT_REAL_FIFO_CAPACITY, RealFifo, RealFifoOptions};
 
 /// Returned by a pop's process function to ask for the popped deltas to be queued again
 /// (honoured by [`DeltaFifo`] when the key has no newer deltas; ignored by [`RealFifo`]).
@@ -55,6 +55,12 @@ pub trait Queue<K>: Send + Sync + std::fmt::Debug {
             tokio::time::sleep(crate::SYNC_POLL_INTERVAL).await;
         }
     }
+    /// Resolves when the queue can take more watch events; the reflector awaits it before it
+    /// reads the next one, so a backlog waits on the connection instead of in memory. It
+    /// never refuses a write: adds, updates, deletes and replaces are always queued. The
+    /// default resolves at once (an unbounded queue); [`RealFifo`] waits while it holds
+    /// [`RealFifoOptions::capacity`] entries or more, until a pop makes room or it closes.
+    async fn wait_for_room(&self) {}
     /// Closes the queue: pops drain what is left, then return [`QueueClosed`].
     fn close(&self);
     /// True once closed.

@@ -16,19 +16,32 @@ use crate::{Delta, DeltaObject, DeltaType};
 pub struct RealFifoOptions {
     /// Most consecutive add/update/delete deltas handed to one process call (default 1000).
     pub batch_size: usize,
+    /// Queued entries at which [`Queue::wait_for_room`] starts to wait (default 1024; 0 means
+    /// never). The reflector waits for room before it reads the next watch event, so a watch
+    /// backlog stays on the socket as bytes instead of piling up here as decoded objects. A
+    /// replace is one entry whatever its size, and only the reflector waits: adds, updates
+    /// and deletes are never refused.
+    pub capacity: usize,
 }
 
 impl Default for RealFifoOptions {
     fn default() -> Self {
-        RealFifoOptions { batch_size: 1000 }
+        RealFifoOptions {
+            batch_size: 1000,
+            capacity: DEFAULT_REAL_FIFO_CAPACITY,
+        }
     }
 }
+
+/// [`RealFifoOptions::capacity`]'s default.
+pub const DEFAULT_REAL_FIFO_CAPACITY: usize = 1024;
 
 struct State<K> {
     items: VecDeque<Delta<K>>,
     sync: SyncTracker,
     closed: bool,
     waiters: usize,
+    room_waiters: usize,
 }
 
 /// client-go's RealFIFO in atomic mode: a flat, ordered list of deltas.
@@ -40,7 +53,10 @@ struct State<K> {
 pub struct RealFifo<K> {
     state: Mutex<State<K>>,
     notify: Notify,
+    /// Wakes [`Queue::wait_for_room`] once a pop has made room.
+    room: Notify,
     batch_size: usize,
+    capacity: usize,
 }
 
 impl<K> fmt::Debug for RealFifo<K> {
@@ -68,9 +84,12 @@ impl<K> RealFifo<K> {
                 sync: SyncTracker::default(),
                 closed: false,
                 waiters: 0,
+                room_waiters: 0,
             }),
             notify: Notify::new(),
+            room: Notify::new(),
             batch_size: options.batch_size.max(1),
+            capacity: options.capacity,
         }
     }
 
@@ -151,6 +170,7 @@ impl<K: Send + Sync + 'static> Queue<K> for RealFifo<K> {
     fn close(&self) {
         self.state.lock().closed = true;
         self.notify.notify_waiters();
+        self.room.notify_waiters();
     }
 
     fn is_closed(&self) -> bool {
@@ -159,6 +179,24 @@ impl<K: Send + Sync + 'static> Queue<K> for RealFifo<K> {
 
     fn len(&self) -> usize {
         self.state.lock().items.len()
+    }
+
+    async fn wait_for_room(&self) {
+        if self.capacity == 0 {
+            return;
+        }
+        loop {
+            let room = self.room.notified();
+            {
+                let mut st = self.state.lock();
+                if st.items.len() < self.capacity || st.closed {
+                    return;
+                }
+                st.room_waiters += 1;
+            }
+            room.await;
+            self.state.lock().room_waiters -= 1;
+        }
     }
 
     async fn pop(&self, process: &mut ProcessFn<'_, K>) -> Result<(), QueueClosed> {
@@ -182,6 +220,9 @@ impl<K: Send + Sync + 'static> Queue<K> for RealFifo<K> {
                         if let Some(d) = st.items.pop_front() {
                             batch.push(d);
                         }
+                    }
+                    if st.items.len() < self.capacity {
+                        wake(&self.room, st.room_waiters);
                     }
                     Some((batch, initial))
                 } else if st.closed {

@@ -302,7 +302,10 @@ async fn real_fifo_keeps_every_event_in_order() {
 
 #[tokio::test]
 async fn real_fifo_replace_and_resync_are_single_atomic_deltas() {
-    let f: RealFifo<ConfigMap> = RealFifo::new(RealFifoOptions { batch_size: 2 });
+    let f: RealFifo<ConfigMap> = RealFifo::new(RealFifoOptions {
+        batch_size: 2,
+        ..Default::default()
+    });
     f.replace(vec![cm("ns", "a", "1"), cm("ns", "b", "1")], "1".into());
     f.add(cm("ns", "c", "2"));
     f.add(cm("ns", "d", "2"));
@@ -330,7 +333,10 @@ async fn real_fifo_replace_and_resync_are_single_atomic_deltas() {
 async fn wait_synced_wakes_when_the_initial_list_is_processed() {
     let queues: [Arc<dyn Queue<ConfigMap>>; 2] = [
         Arc::new(fifo()),
-        Arc::new(RealFifo::new(RealFifoOptions { batch_size: 1 })),
+        Arc::new(RealFifo::new(RealFifoOptions {
+            batch_size: 1,
+            ..Default::default()
+        })),
     ];
     for q in queues {
         let start = tokio::time::Instant::now();
@@ -361,4 +367,57 @@ async fn wait_synced_after_an_empty_list() {
     q.replace(Vec::new(), "1".into());
     q.wait_synced().await;
     assert!(q.has_synced());
+}
+
+/// A full RealFIFO makes `wait_for_room` wait until a pop makes room (or the queue closes);
+/// writes themselves are never refused.
+#[tokio::test]
+async fn real_fifo_waits_for_room_at_capacity_and_never_refuses_a_write() {
+    use futures::FutureExt;
+    let f: RealFifo<ConfigMap> = RealFifo::new(RealFifoOptions {
+        batch_size: 1,
+        capacity: 2,
+    });
+    assert!(f.wait_for_room().now_or_never().is_some(), "empty: room");
+    f.add(cm("ns", "a", "1"));
+    assert!(
+        f.wait_for_room().now_or_never().is_some(),
+        "one of two: room"
+    );
+    f.add(cm("ns", "b", "2"));
+    f.add(cm("ns", "c", "3"));
+    assert_eq!(f.len(), 3, "a write past capacity is still queued");
+    let waiter = {
+        let f = Arc::new(f);
+        let w = f.clone();
+        (f, tokio::spawn(async move { w.wait_for_room().await }))
+    };
+    let (f, waiter) = waiter;
+    tokio::task::yield_now().await;
+    assert!(!waiter.is_finished(), "full: waits");
+    pop_one(f.as_ref()).await;
+    tokio::task::yield_now().await;
+    assert!(!waiter.is_finished(), "still at capacity after one pop");
+    pop_one(f.as_ref()).await;
+    waiter.await.unwrap();
+    assert_eq!(f.len(), 1);
+
+    // Closing wakes a waiter too, so a stopping reflector is never stuck.
+    f.add(cm("ns", "d", "4"));
+    let w = f.clone();
+    let waiter = tokio::spawn(async move { w.wait_for_room().await });
+    tokio::task::yield_now().await;
+    assert!(!waiter.is_finished());
+    f.close();
+    waiter.await.unwrap();
+
+    // Capacity 0 never waits.
+    let unbounded: RealFifo<ConfigMap> = RealFifo::new(RealFifoOptions {
+        batch_size: 1,
+        capacity: 0,
+    });
+    for i in 0..10 {
+        unbounded.add(cm("ns", &format!("o{i}"), "1"));
+    }
+    assert!(unbounded.wait_for_room().now_or_never().is_some());
 }

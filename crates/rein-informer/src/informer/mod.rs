@@ -23,6 +23,10 @@ mod tests;
 
 use processor::{Listener, MINIMUM_RESYNC_PERIOD, Notification, Processor, determine_resync};
 
+/// Notifications a handler may have waiting before the process loop yields to let it catch up
+/// (buffers stay unbounded: a slow handler is never waited for).
+const HANDLER_BUFFER_SOFT_LIMIT: usize = 256;
+
 /// Which queue an informer uses between its reflector and its cache.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub enum QueueKind {
@@ -331,6 +335,7 @@ where
         reflector.resync_period = check_period;
         let inner = self.inner.clone();
         let should = self.inner.clone();
+        let processor = self.inner.clone();
         let controller = Arc::new(
             Controller::new(Config {
                 queue: self.inner.queue.clone(),
@@ -345,7 +350,10 @@ where
                 transform,
                 retry_on_error: false,
             })
-            .with_known_objects(self.inner.indexer.clone()),
+            .with_known_objects(self.inner.indexer.clone())
+            .with_behind(Arc::new(move || {
+                processor.processor.behind(HANDLER_BUFFER_SOFT_LIMIT)
+            })),
         );
         *self.controller.lock() = Some(controller.clone());
         controller.run(stop).await;

@@ -42,6 +42,8 @@ pub(crate) struct Listener<K> {
     removed: AtomicBool,
     stop: CancellationToken,
     pending_initial: AtomicUsize,
+    /// Notifications sent and not yet taken by the delivery task.
+    buffered: AtomicUsize,
     requested_resync: Duration,
     resync: Mutex<(Duration, Instant)>,
     syncing: AtomicBool,
@@ -66,6 +68,7 @@ impl<K> Listener<K> {
             removed: AtomicBool::new(false),
             stop: CancellationToken::new(),
             pending_initial: AtomicUsize::new(0),
+            buffered: AtomicUsize::new(0),
             requested_resync,
             resync: Mutex::new((effective_resync, Instant::now() + effective_resync)),
             syncing: AtomicBool::new(false),
@@ -81,6 +84,7 @@ impl<K> Listener<K> {
         if let Notification::Add(_, true) = n {
             self.pending_initial.fetch_add(1, Ordering::AcqRel);
         }
+        self.buffered.fetch_add(1, Ordering::Relaxed);
         if self.tx.send(n).is_err() {
             self.pending_initial.store(0, Ordering::Release);
             self.initial_done.notify_waiters();
@@ -144,34 +148,54 @@ impl<K> Listener<K> {
         let this = self.clone();
         let parent = parent.clone();
         handle.spawn(async move {
-            loop {
-                let n = tokio::select! {
+            // Notifications are taken in runs: one wake-up and one cooperative-budget unit
+            // per run instead of per notification, so a handler that was starved of CPU
+            // catches up quickly once it runs.
+            let mut run = Vec::with_capacity(RECEIVE_RUN);
+            'deliver: loop {
+                let received = tokio::select! {
                     biased;
                     _ = this.stop.cancelled() => break,
                     _ = parent.cancelled() => break,
-                    n = rx.recv() => n,
+                    n = rx.recv_many(&mut run, RECEIVE_RUN) => n,
                 };
-                let Some(n) = n else { break };
-                if this.removed.load(Ordering::Acquire) {
+                if received == 0 {
                     break;
                 }
-                let initial = matches!(n, Notification::Add(_, true));
-                let handler = this.handler.clone();
-                let result = std::panic::catch_unwind(AssertUnwindSafe(|| match &n {
-                    Notification::Add(o, i) => handler.on_add(o, *i),
-                    Notification::Update(a, b) => handler.on_update(a, b),
-                    Notification::Delete(d) => handler.on_delete(d),
-                }));
-                if initial && this.pending_initial.fetch_sub(1, Ordering::AcqRel) == 1 {
-                    this.initial_done.notify_waiters();
-                }
-                if result.is_err() {
-                    tracing::error!("an event handler panicked; the notification was skipped");
+                for n in run.drain(..) {
+                    if this.removed.load(Ordering::Acquire) {
+                        break 'deliver;
+                    }
+                    this.deliver(n);
                 }
             }
         });
     }
+
+    /// Runs the handler on one notification; a panic is logged and the notification skipped.
+    fn deliver(&self, n: Notification<K>)
+    where
+        K: Send + Sync + 'static,
+    {
+        self.buffered.fetch_sub(1, Ordering::Relaxed);
+        let initial = matches!(n, Notification::Add(_, true));
+        let handler = self.handler.clone();
+        let result = std::panic::catch_unwind(AssertUnwindSafe(|| match &n {
+            Notification::Add(o, i) => handler.on_add(o, *i),
+            Notification::Update(a, b) => handler.on_update(a, b),
+            Notification::Delete(d) => handler.on_delete(d),
+        }));
+        if initial && self.pending_initial.fetch_sub(1, Ordering::AcqRel) == 1 {
+            self.initial_done.notify_waiters();
+        }
+        if result.is_err() {
+            tracing::error!("an event handler panicked; the notification was skipped");
+        }
+    }
 }
+
+/// Most notifications a delivery task takes from its buffer at once.
+const RECEIVE_RUN: usize = 256;
 
 /// A handler's effective resync period given the informer's check period.
 pub(crate) fn determine_resync(requested: Duration, check_period: Duration) -> Duration {
@@ -227,6 +251,14 @@ impl<K> Processor<K> {
             }
             l.send(n.clone());
         }
+    }
+
+    /// True if some running handler has more than `limit` notifications waiting in its buffer.
+    pub(crate) fn behind(&self, limit: usize) -> bool {
+        self.listeners
+            .read()
+            .iter()
+            .any(|l| l.buffered.load(Ordering::Relaxed) > limit && !l.stop.is_cancelled())
     }
 
     pub(crate) fn should_resync(&self) -> bool {

@@ -534,6 +534,12 @@ where
         let started = Instant::now();
         let mut events = 0usize;
         loop {
+            // Read the next event only once the queue has room: a backlog stays on the
+            // connection (bytes) rather than in the queue (decoded objects).
+            tokio::select! {
+                _ = stop.cancelled() => return Ok(WatchEnd::Stopped),
+                () = self.queue.wait_for_room() => {}
+            }
             let ev = tokio::select! {
                 _ = stop.cancelled() => return Ok(WatchEnd::Stopped),
                 _ = tick(resync.as_deref_mut()) => {

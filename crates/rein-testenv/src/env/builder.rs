@@ -22,6 +22,10 @@ use crate::store::Store;
 /// How many change events the server keeps for watch resumption by default.
 pub const DEFAULT_WATCH_HISTORY: usize = 100_000;
 
+/// How long a list or streaming watch waits by default for a resourceVersion the server has not
+/// reached yet (kube-apiserver's watch cache waits 3 s).
+pub const DEFAULT_TOO_LARGE_RV_WAIT: Duration = Duration::from_secs(3);
+
 /// Options for [`TestEnv`]; start with [`TestEnv::builder`].
 #[derive(Debug, Clone)]
 pub struct TestEnvBuilder {
@@ -30,6 +34,7 @@ pub struct TestEnvBuilder {
     watch_history: usize,
     listen: SocketAddr,
     bookmark_interval: Duration,
+    too_large_rv_wait: Duration,
 }
 
 impl Default for TestEnvBuilder {
@@ -40,6 +45,7 @@ impl Default for TestEnvBuilder {
             watch_history: DEFAULT_WATCH_HISTORY,
             listen: SocketAddr::from(([127, 0, 0, 1], 0)),
             bookmark_interval: Duration::from_secs(1),
+            too_large_rv_wait: DEFAULT_TOO_LARGE_RV_WAIT,
         }
     }
 }
@@ -75,6 +81,17 @@ impl TestEnvBuilder {
         self
     }
 
+    /// How long a list (or a streaming watch, `sendInitialEvents=true`) from a resourceVersion
+    /// newer than the server's waits for a write to get there (default 3 s, as kube-apiserver's
+    /// watch cache). Once it has, the request is answered; if the time runs out first, a list
+    /// answers 504 Timeout and a streaming watch an ERROR event, both with the
+    /// `ResourceVersionTooLarge` cause. The wait runs on the server's own clock, so a test's
+    /// paused clock does not shorten it: set a short wait to see the error quickly.
+    pub fn too_large_rv_wait(mut self, wait: Duration) -> TestEnvBuilder {
+        self.too_large_rv_wait = wait;
+        self
+    }
+
     /// Starts the server on its own runtime thread and builds a client for it.
     pub async fn start(self) -> Result<TestEnv, Error> {
         let listener = std::net::TcpListener::bind(self.listen).map_err(|source| Error::Bind {
@@ -107,6 +124,7 @@ impl TestEnvBuilder {
             log: Mutex::new(Vec::new()),
             token: self.token.clone(),
             bookmark_interval: self.bookmark_interval,
+            too_large_rv_wait: self.too_large_rv_wait,
             shutdown: CancellationToken::new(),
             server_address: addr.to_string(),
         });

@@ -94,6 +94,13 @@ impl TestEnv {
         self.state.store.current_rv()
     }
 
+    /// How many list and watch requests are waiting right now for a resourceVersion the server
+    /// has not reached (see [`TestEnvBuilder::too_large_rv_wait`]); lets a test make the write
+    /// such a request waits for only once it is waiting.
+    pub fn requests_waiting_for_resource_version(&self) -> usize {
+        self.state.store.rv_waiters()
+    }
+
     /// Stops the server and waits for its thread to finish.
     pub async fn shutdown(mut self) {
         self.state.shutdown.cancel();

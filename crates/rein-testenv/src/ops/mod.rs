@@ -27,8 +27,11 @@ pub(crate) use update::{Subresource, update};
 pub(crate) struct WriteOpts {
     /// `dryRun=All`: validate and answer, store nothing.
     pub(crate) dry_run: bool,
-    /// The field manager recorded in managedFields (empty: record nothing).
+    /// The field manager recorded in managedFields (empty: record no entry of its own).
     pub(crate) field_manager: String,
+    /// The object's managedFields were already worked out (server-side apply): an update
+    /// stores them as they are instead of recording this write.
+    pub(crate) managed_fields_done: bool,
 }
 
 /// What a write needs to know besides the store: the catalogue and which resource and version.

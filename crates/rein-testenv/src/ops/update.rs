@@ -125,7 +125,9 @@ pub(crate) fn update(
         generation
     };
     meta_mut(&mut result).insert("generation".into(), json!(generation));
-    if !opts.field_manager.is_empty() {
+    // Also without a field manager: the stored entries are kept (and lose the fields this
+    // write changed) when the request sends no managedFields, as kube-apiserver keeps them.
+    if !opts.managed_fields_done {
         patch::record_update_managed_fields(
             Some(&old),
             &mut result,

@@ -155,8 +155,12 @@ pub(crate) fn server_side_apply(
 /// Records a non-apply write (`operation` is `Update`) by `manager` in `new`'s managedFields.
 ///
 /// The manager takes ownership of every field it changed (others lose them, without conflict,
-/// as in kube-apiserver), fields the write removed leave every manager's set, and a client that
-/// sends `managedFields: []` clears the tracking. An empty `manager` records nothing.
+/// as in kube-apiserver), fields the write removed leave every manager's set. As in
+/// kube-apiserver, a write that sends no managedFields (absent or `null`, as from a client
+/// whose cache stripped them) keeps the stored entries, while one that sends `[]` or `[{}]`
+/// clears the tracking: the write records no entry and leaves the object without
+/// managedFields (kube-apiserver skips tracking an update once they are empty). An empty
+/// `manager` adds no entry of its own.
 pub(crate) fn record_update_managed_fields(
     old: Option<&Value>,
     new: &mut Value,
@@ -166,7 +170,7 @@ pub(crate) fn record_update_managed_fields(
 ) {
     let old_managed = old.and_then(|o| o.pointer("/metadata/managedFields"));
     match new.pointer("/metadata/managedFields") {
-        Some(Value::Array(sent)) if sent.is_empty() => {
+        Some(Value::Array(sent)) if is_reset(sent) => {
             if let Some(Value::Object(meta)) = new.get_mut("metadata") {
                 meta.remove("managedFields");
             }
@@ -235,6 +239,20 @@ pub(crate) fn record_update_managed_fields(
         entry.time = Some(now());
     }
     write_entries(new, entries);
+}
+
+/// Whether sent managedFields ask for a reset: an empty list, or one entry with nothing set
+/// (kube-apiserver's `isResetManagedFields`).
+fn is_reset(sent: &[Value]) -> bool {
+    match sent {
+        [] => true,
+        [only] => only.as_object().is_some_and(|entry| {
+            entry
+                .values()
+                .all(|v| v.is_null() || v.as_str() == Some(""))
+        }),
+        _ => false,
+    }
 }
 
 /// For a list element's `.` leaf, the element itself; otherwise the leaf.

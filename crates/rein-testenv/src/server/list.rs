@@ -1,5 +1,6 @@
-//! List: selectors, `resourceVersion`/`resourceVersionMatch`, and `limit`/`continue` paging
-//! over one consistent snapshot (410 Expired once the snapshot's history is compacted).
+//! List: selectors, `resourceVersion`/`resourceVersionMatch` (waiting for a version the server
+//! has not reached, then 504), and `limit`/`continue` paging over one consistent snapshot
+//! (410 Expired once the snapshot's history is compacted).
 
 use std::io::Write as _;
 use std::sync::Arc;
@@ -13,21 +14,62 @@ use super::body::{self, Body};
 use super::query::Query;
 use super::route::ResourcePath;
 use super::{State, table};
-use crate::selectors::{FieldSelector, LabelSelector};
+use crate::resources::ResKey;
+use crate::selectors::{FieldLabels, FieldSelector, LabelSelector};
 use crate::status::ApiError;
 use crate::store::{ObjKey, object_key};
 
 /// Answers a list request.
-pub(crate) fn serve(
+pub(crate) async fn serve(
     state: &Arc<State>,
     path: &ResourcePath,
     q: &Query,
     headers: &HeaderMap,
 ) -> Response<Body> {
-    match list(state, path, q, headers) {
+    match list(state, path, q, headers).await {
         Ok(resp) => resp,
         Err(e) => body::error(&e),
     }
+}
+
+/// The field labels `path`'s resource accepts in a `fieldSelector` (a custom resource's come
+/// from its CRD). Takes the store's lock briefly: call it without holding it.
+pub(crate) fn field_labels(state: &State, path: &ResourcePath) -> FieldLabels {
+    let def = &path.def;
+    if !def.custom {
+        return FieldLabels::builtin(&def.group, &def.plural);
+    }
+    let crds = ResKey {
+        group: "apiextensions.k8s.io".to_string(),
+        plural: "customresourcedefinitions".to_string(),
+    };
+    let name = format!("{}.{}", def.plural, def.group);
+    let crd = state.store.lock().get(&crds, &(String::new(), name));
+    FieldLabels::custom(def.namespaced, crd.as_deref(), &path.version)
+}
+
+/// The `resourceVersion` a request must see at least (none for unset and `"0"`, which mean
+/// "any"); a value that is not a number answers 400.
+pub(crate) fn requested_rv(q: &Query) -> Result<Option<u64>, ApiError> {
+    match q.resource_version.as_deref() {
+        None | Some("" | "0") => Ok(None),
+        Some(rv) => rv
+            .parse::<u64>()
+            .map(Some)
+            .map_err(|_| ApiError::bad_request(format!("invalid resource version: {rv}"))),
+    }
+}
+
+/// Waits, as kube-apiserver's watch cache does, for the store to reach `rv`: answers once a
+/// write gets there, or 504 Timeout (`ResourceVersionTooLarge`) after `too_large_rv_wait`.
+pub(crate) async fn wait_until_fresh(state: &State, rv: u64) -> Result<(), ApiError> {
+    if state.store.wait_for_rv(rv, state.too_large_rv_wait).await {
+        return Ok(());
+    }
+    Err(ApiError::too_large_resource_version(
+        rv,
+        state.store.current_rv(),
+    ))
 }
 
 /// kube-apiserver's validation of a list's `resourceVersion`, `resourceVersionMatch` and
@@ -84,7 +126,7 @@ fn check_list_options(q: &Query) -> Result<(), ApiError> {
     Err(ApiError::new(422, "Invalid", message))
 }
 
-fn list(
+async fn list(
     state: &Arc<State>,
     path: &ResourcePath,
     q: &Query,
@@ -93,7 +135,10 @@ fn list(
     let def = &path.def;
     check_list_options(q)?;
     let labels = LabelSelector::parse(q.label_selector.as_deref().unwrap_or(""))?;
-    let fields = FieldSelector::parse(q.field_selector.as_deref().unwrap_or(""))?;
+    let fields = FieldSelector::parse(
+        q.field_selector.as_deref().unwrap_or(""),
+        &field_labels(state, path),
+    )?;
     let namespace = path.namespace.as_deref().filter(|_| def.namespaced);
     let (snapshot_rv, start_after) = match &q.continue_token {
         Some(token) => {
@@ -101,14 +146,14 @@ fn list(
             (Some(rv), Some(key))
         }
         None => {
+            // Not older than (or exactly) a version the server has not reached yet: wait
+            // for it, like the watch cache.
+            let requested = requested_rv(q)?;
+            if let Some(rv) = requested {
+                wait_until_fresh(state, rv).await?;
+            }
             let exact = q.resource_version_match.as_deref() == Some("Exact");
-            let rv = match &q.resource_version {
-                Some(rv) if exact => Some(rv.parse::<u64>().map_err(|_| {
-                    ApiError::bad_request(format!("invalid resource version: {rv}"))
-                })?),
-                _ => None,
-            };
-            (rv, None)
+            (requested.filter(|_| exact), None)
         }
     };
     let (items, list_rv) = {

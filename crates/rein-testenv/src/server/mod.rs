@@ -35,6 +35,8 @@ pub(crate) struct State {
     pub(crate) log: Mutex<Vec<RequestRecord>>,
     pub(crate) token: Option<String>,
     pub(crate) bookmark_interval: Duration,
+    /// How long a request waits for a resourceVersion the store has not reached.
+    pub(crate) too_large_rv_wait: Duration,
     pub(crate) shutdown: CancellationToken,
     pub(crate) server_address: String,
 }

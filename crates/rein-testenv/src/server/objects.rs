@@ -52,9 +52,9 @@ pub(crate) async fn handle(
             return body::error(&ApiError::no_route());
         }
         if is_watch {
-            return watch::serve(state, &path, &q, wants_table);
+            return watch::serve(state, &path, &q, wants_table).await;
         }
-        return list::serve(state, &path, &q, req.headers());
+        return list::serve(state, &path, &q, req.headers()).await;
     }
     let content_type = req
         .headers()
@@ -185,6 +185,7 @@ impl Ctx<'_> {
         WriteOpts {
             dry_run: self.q.dry_run,
             field_manager: self.field_manager.clone(),
+            managed_fields_done: false,
         }
     }
 
@@ -395,6 +396,7 @@ impl Ctx<'_> {
             let opts = WriteOpts {
                 dry_run: self.q.dry_run,
                 field_manager: String::new(),
+                managed_fields_done: true,
             };
             let (code, stored) = match current {
                 None => {
@@ -533,7 +535,10 @@ impl Ctx<'_> {
         let def = &self.path.def;
         let opts = self.delete_opts()?;
         let labels = LabelSelector::parse(self.q.label_selector.as_deref().unwrap_or(""))?;
-        let fields = FieldSelector::parse(self.q.field_selector.as_deref().unwrap_or(""))?;
+        let fields = FieldSelector::parse(
+            self.q.field_selector.as_deref().unwrap_or(""),
+            &list::field_labels(self.state, self.path),
+        )?;
         let mut txn = self.state.store.lock();
         let victims: Vec<Arc<Value>> = txn
             .list(&def.key(), self.path.namespace.as_deref())

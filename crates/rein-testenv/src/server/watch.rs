@@ -1,6 +1,8 @@
 //! Watch: a chunked stream of JSON events from a resourceVersion, with selectors (including
 //! the ADDED/DELETED transitions a selector implies), bookmarks, `timeoutSeconds`, streaming
-//! lists (`sendInitialEvents`), and 410 Expired as an ERROR event.
+//! lists (`sendInitialEvents`), and 410 Expired as an ERROR event. A watch from a
+//! resourceVersion the server has not reached starts at once and sends only later changes; a
+//! streaming list from one first waits for it, as kube-apiserver's watch cache does.
 
 use std::convert::Infallible;
 use std::io::Write as _;
@@ -16,7 +18,7 @@ use tokio::sync::mpsc;
 
 use super::State;
 use super::body::{self, Body};
-use super::list::write_object;
+use super::list::{self as list_handler, write_object};
 use super::query::Query;
 use super::route::ResourcePath;
 use crate::resources::ResourceDef;
@@ -103,19 +105,42 @@ impl Filter {
 }
 
 /// Answers a watch request with a streaming body.
-pub(crate) fn serve(
+pub(crate) async fn serve(
     state: &Arc<State>,
     path: &ResourcePath,
     q: &Query,
     table: bool,
 ) -> Response<Body> {
-    match start(state, path, q, table) {
+    match start(state, path, q, table).await {
         Ok(resp) => resp,
         Err(e) => body::error(&e),
     }
 }
 
-fn start(
+/// A watch response that carries one ERROR event with `err`'s `Status` and ends: how
+/// kube-apiserver reports a failure found after the request was accepted (a too old or too
+/// large resourceVersion).
+fn error_stream(err: &ApiError) -> Response<Body> {
+    let event = json!({"type": "ERROR", "object": err.to_status()});
+    let mut line = serde_json::to_vec(&event).unwrap_or_default();
+    line.push(b'\n');
+    let stream =
+        futures::stream::once(async move { Ok::<_, Infallible>(Frame::data(Bytes::from(line))) });
+    streaming(StreamBody::new(stream).boxed())
+}
+
+/// A 200 response with a streaming JSON body.
+fn streaming(body: Body) -> Response<Body> {
+    let mut resp = Response::new(body);
+    *resp.status_mut() = StatusCode::OK;
+    resp.headers_mut().insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("application/json"),
+    );
+    resp
+}
+
+async fn start(
     state: &Arc<State>,
     path: &ResourcePath,
     q: &Query,
@@ -132,7 +157,7 @@ fn start(
     let filter = Filter {
         namespace: path.namespace.clone().filter(|_| def.namespaced),
         labels: LabelSelector::parse(q.label_selector.as_deref().unwrap_or(""))?,
-        fields: FieldSelector::parse(&fields)?,
+        fields: FieldSelector::parse(&fields, &list_handler::field_labels(state, path))?,
         api_version: def.api_version(&path.version),
         kind: def.kind.clone(),
         table: table.then(|| def.clone()),
@@ -146,56 +171,55 @@ fn start(
             "Forbidden: sendInitialEvents requires setting resourceVersionMatch to NotOlderThan",
         ));
     }
-    let start = match q.resource_version.as_deref() {
-        None | Some("0") | Some("") => WatchStart::Now,
-        Some(_) if initial_events => WatchStart::Now,
-        Some(rv) => WatchStart::After(
-            rv.parse()
-                .map_err(|_| ApiError::bad_request(format!("invalid resource version: {rv}")))?,
-        ),
+    let requested = list_handler::requested_rv(q)?;
+    let start = match requested {
+        None => WatchStart::Now,
+        Some(rv) if initial_events => {
+            // A streaming list sends the state at (or after) `rv`: wait until the store has
+            // it, or report the too large version as the stream's one ERROR event.
+            if let Err(err) = list_handler::wait_until_fresh(state, rv).await {
+                return Ok(error_stream(&err));
+            }
+            WatchStart::Now
+        }
+        // A version the server has not reached yet is no error: the watch starts now and
+        // sends the changes after it.
+        Some(rv) => WatchStart::After(rv),
+    };
+    let after = match start {
+        WatchStart::After(rv) => rv,
+        WatchStart::Now => 0,
     };
     let (tx, rx) = mpsc::channel::<Bytes>(256);
     let subscription = state
         .store
         .lock()
         .subscribe(&def.key(), start, filter.namespace.as_deref());
-    match subscription {
-        Ok(sub) => {
-            let job = WatchJob {
-                state: state.clone(),
-                filter,
-                tx,
-                bookmarks: q.allow_bookmarks,
-                initial_end: initial_events && q.allow_bookmarks,
-                timeout: q.timeout_seconds.map(Duration::from_secs),
-            };
-            tokio::spawn(job.run(sub));
-        }
+    let sub = match subscription {
+        Ok(sub) => sub,
         Err(expired) => {
-            let status = ApiError::expired(format!(
+            return Ok(error_stream(&ApiError::expired(format!(
                 "too old resource version: {} ({})",
                 expired.requested, expired.oldest
-            ))
-            .to_status();
-            let event = json!({"type": "ERROR", "object": status});
-            let mut line = serde_json::to_vec(&event).unwrap_or_default();
-            line.push(b'\n');
-            let _ = tx.try_send(Bytes::from(line));
-            drop(tx);
+            ))));
         }
-    }
+    };
+    let job = WatchJob {
+        state: state.clone(),
+        filter,
+        tx,
+        bookmarks: q.allow_bookmarks,
+        initial_end: initial_events && q.allow_bookmarks,
+        timeout: q.timeout_seconds.map(Duration::from_secs),
+        after,
+    };
+    tokio::spawn(job.run(sub));
     let stream = futures::stream::unfold(rx, |mut rx| async move {
         rx.recv()
             .await
             .map(|b| (Ok::<_, Infallible>(Frame::data(b)), rx))
     });
-    let mut resp = Response::new(StreamBody::new(stream).boxed());
-    *resp.status_mut() = StatusCode::OK;
-    resp.headers_mut().insert(
-        header::CONTENT_TYPE,
-        HeaderValue::from_static("application/json"),
-    );
-    Ok(resp)
+    Ok(streaming(StreamBody::new(stream).boxed()))
 }
 
 /// The task feeding one watch response.
@@ -206,6 +230,9 @@ struct WatchJob {
     bookmarks: bool,
     initial_end: bool,
     timeout: Option<Duration>,
+    /// The resourceVersion the watch started from: changes at or before it are not sent
+    /// (a watch from a version the server had not reached yet sees only later ones).
+    after: u64,
 }
 
 /// Events are batched into chunks of about this size (fewer writes under load).
@@ -261,6 +288,10 @@ impl WatchJob {
                 }
                 _ = ticker.tick(), if self.bookmarks => {
                     let rv = self.state.store.current_rv();
+                    if rv < self.after {
+                        // Not there yet: a bookmark must not go back before the start.
+                        continue;
+                    }
                     // Every event up to `rv` is already in the channel: all of them go out
                     // before the bookmark, however many chunks that takes, or a client
                     // resuming from the bookmark would skip those still waiting.
@@ -301,6 +332,9 @@ impl WatchJob {
     }
 
     fn append(&self, buf: &mut Vec<u8>, event: &Event) {
+        if event.rv <= self.after {
+            return;
+        }
         if let Some(kind) = self.filter.translate(event) {
             self.filter.encode_into(buf, kind, event);
         }

@@ -6,8 +6,9 @@ mod snapshot;
 mod watch;
 
 use std::collections::{BTreeMap, BTreeSet, HashMap, VecDeque};
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, OnceLock};
+use std::time::Duration;
 
 use parking_lot::{Mutex, MutexGuard};
 use serde_json::Value;
@@ -127,6 +128,10 @@ pub(crate) struct Store {
     inner: Mutex<Inner>,
     current_rv: AtomicU64,
     gc_wake: Notify,
+    /// Woken by every write, for requests waiting for a resourceVersion.
+    rv_changed: Notify,
+    /// How many requests are waiting for a resourceVersion right now.
+    rv_waiters: AtomicUsize,
 }
 
 impl Store {
@@ -146,6 +151,8 @@ impl Store {
             }),
             current_rv: AtomicU64::new(0),
             gc_wake: Notify::new(),
+            rv_changed: Notify::new(),
+            rv_waiters: AtomicUsize::new(0),
         }
     }
 
@@ -155,6 +162,7 @@ impl Store {
             inner: self.inner.lock(),
             current_rv: &self.current_rv,
             gc_wake: &self.gc_wake,
+            rv_changed: &self.rv_changed,
         }
     }
 
@@ -166,6 +174,49 @@ impl Store {
     /// The latest resourceVersion, readable without the lock.
     pub(crate) fn current_rv(&self) -> u64 {
         self.current_rv.load(Ordering::Acquire)
+    }
+
+    /// Waits until the store has reached `rv`, for at most `limit`, as kube-apiserver's watch
+    /// cache waits for a resourceVersion it has not seen yet. Woken by the store's writes, not
+    /// by polling. Answers whether `rv` was reached.
+    pub(crate) async fn wait_for_rv(&self, rv: u64, limit: Duration) -> bool {
+        if self.current_rv() >= rv {
+            return true;
+        }
+        self.rv_waiters.fetch_add(1, Ordering::AcqRel);
+        let _waiting = WaiterGuard(&self.rv_waiters);
+        // A deadline too far away to represent is no deadline.
+        let deadline = tokio::time::Instant::now().checked_add(limit);
+        loop {
+            // Created before the check: a write after the check wakes it (`notify_waiters`
+            // reaches every `Notified` that exists when it is called, polled or not).
+            let changed = self.rv_changed.notified();
+            if self.current_rv() >= rv {
+                return true;
+            }
+            match deadline {
+                Some(deadline) => {
+                    if tokio::time::timeout_at(deadline, changed).await.is_err() {
+                        return self.current_rv() >= rv;
+                    }
+                }
+                None => changed.await,
+            }
+        }
+    }
+
+    /// How many requests are waiting in [`Store::wait_for_rv`] right now.
+    pub(crate) fn rv_waiters(&self) -> usize {
+        self.rv_waiters.load(Ordering::Acquire)
+    }
+}
+
+/// Counts one waiter for as long as it lives (also when its request is dropped mid-wait).
+struct WaiterGuard<'a>(&'a AtomicUsize);
+
+impl Drop for WaiterGuard<'_> {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::AcqRel);
     }
 }
 
@@ -241,6 +292,7 @@ pub(crate) struct Txn<'a> {
     inner: MutexGuard<'a, Inner>,
     current_rv: &'a AtomicU64,
     gc_wake: &'a Notify,
+    rv_changed: &'a Notify,
 }
 
 impl Txn<'_> {
@@ -413,6 +465,7 @@ impl Txn<'_> {
             }
         }
         self.current_rv.store(rv, Ordering::Release);
+        self.rv_changed.notify_waiters();
     }
 }
 

@@ -100,3 +100,34 @@ fn owner_index_tracks_dependents() {
     assert!(txn.dependents_of("uid-parent").is_empty());
     assert!(txn.locate("uid-child").is_none());
 }
+
+#[tokio::test(start_paused = true)]
+async fn a_wait_for_a_future_version_ends_when_a_write_gets_there() {
+    let store = Arc::new(Store::new(100));
+    store.lock().insert(&res(), key("a"), cm("a", "1"));
+    assert!(
+        store.wait_for_rv(1, Duration::ZERO).await,
+        "reached already"
+    );
+    let waiter = {
+        let store = store.clone();
+        tokio::spawn(async move { store.wait_for_rv(3, Duration::from_secs(3)).await })
+    };
+    while store.rv_waiters() == 0 {
+        tokio::task::yield_now().await;
+    }
+    store.lock().insert(&res(), key("b"), cm("b", "1"));
+    assert_eq!(store.rv_waiters(), 1, "one write short: still waiting");
+    store.lock().insert(&res(), key("c"), cm("c", "1"));
+    assert!(waiter.await.expect("joins"));
+    assert_eq!(store.rv_waiters(), 0);
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_wait_for_a_version_never_reached_gives_up_after_its_limit() {
+    let store = Store::new(100);
+    let start = tokio::time::Instant::now();
+    assert!(!store.wait_for_rv(5, Duration::from_secs(3)).await);
+    assert_eq!(start.elapsed(), Duration::from_secs(3));
+    assert_eq!(store.rv_waiters(), 0);
+}
