@@ -36,8 +36,18 @@ pub(crate) enum Scenario {
 
 impl Scenario {
     /// The name used in BENCH lines: `watch-backlog` for a watch whose client was stopped
-    /// while the updates were written, `controller-paced-c<n>` for a paced writer.
+    /// while the updates were written, `controller-paced-c<n>` for a paced writer, a
+    /// `-stripped` suffix with `--strip-managed-fields`.
     pub(crate) fn name(self, sizes: &Sizes) -> String {
+        let base = self.base_name(sizes);
+        if sizes.strip_managed_fields && self != Scenario::Controller {
+            format!("{base}-stripped")
+        } else {
+            base
+        }
+    }
+
+    fn base_name(self, sizes: &Sizes) -> String {
         match self {
             Scenario::Sync => "initial-sync".to_owned(),
             Scenario::Watch if sizes.backlog => "watch-backlog".to_owned(),
@@ -99,10 +109,12 @@ pub(crate) struct Sizes {
     /// it afterwards, so the figure is the client draining a backlog at its own speed.
     #[arg(long)]
     pub(crate) backlog: bool,
-    /// Diagnostic only: give rein's informer a transform that replaces each object by its
-    /// clone (exact-capacity `Vec`s); not a default configuration, never in the tables.
-    #[arg(long, hide = true)]
-    pub(crate) compact: bool,
+    /// Sync and watch cases: both sides drop each object's managedFields before caching it
+    /// (rein: the `strip_managed_fields` transform; kube-runtime: `WatchStreamExt::modify`),
+    /// the memory lever either library offers, compared like for like. The case is then named
+    /// `<case>-stripped`.
+    #[arg(long)]
+    pub(crate) strip_managed_fields: bool,
     /// Small sizes for a smoke run (overrides the sizes above).
     #[arg(long)]
     pub(crate) quick: bool,
@@ -122,7 +134,7 @@ impl Sizes {
             concurrency: self.concurrency,
             paced: self.paced,
             backlog: self.backlog,
-            compact: self.compact,
+            strip_managed_fields: self.strip_managed_fields,
             quick: true,
         }
     }

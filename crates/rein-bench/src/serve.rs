@@ -65,6 +65,20 @@ pub(crate) async fn run(args: ServeArgs) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// The field managers the preloaded Pods are written by, as in a cluster: the ReplicaSet
+/// controller creates a Pod, the kubelet writes its status; each records a managedFields entry.
+const CREATOR: &str = "kube-controller-manager";
+const STATUS_WRITER: &str = "kubelet";
+/// The field manager of the watch case's label updates.
+const UPDATER: &str = "bench-writer";
+
+fn as_manager_create(manager: &str) -> PostParams {
+    PostParams {
+        field_manager: Some(manager.to_owned()),
+        ..PostParams::default()
+    }
+}
+
 /// Creates the owning ReplicaSets, then `pods` Pods, and gives each Pod a running status.
 async fn preload(api: &Api<Pod>, client: kube_client::Client, pods: usize) -> anyhow::Result<()> {
     let replica_sets: Api<ReplicaSet> = Api::namespaced(client, NAMESPACE);
@@ -81,12 +95,15 @@ async fn preload(api: &Api<Pod>, client: kube_client::Client, pods: usize) -> an
         .map(|i| {
             let api = api.clone();
             async move {
-                api.create(&PostParams::default(), &pod(i, owner_uids))
+                api.create(&as_manager_create(CREATOR), &pod(i, owner_uids))
                     .await
                     .context("creating a Pod")?;
                 api.patch_status(
                     &pod_name(i),
-                    &PatchParams::default(),
+                    &PatchParams {
+                        field_manager: Some(STATUS_WRITER.to_owned()),
+                        ..PatchParams::default()
+                    },
                     &Patch::Merge(status_patch(i)),
                 )
                 .await
@@ -109,7 +126,11 @@ async fn update(api: &Api<Pod>, pods: usize, generation: usize, n: usize) -> any
             let api = api.clone();
             async move {
                 let patch = serde_json::json!({"metadata": {"labels": {"bench-generation": g.to_string()}}});
-                api.patch(&pod_name(g % pods), &PatchParams::default(), &Patch::Merge(patch))
+                let params = PatchParams {
+                    field_manager: Some(UPDATER.to_owned()),
+                    ..PatchParams::default()
+                };
+                api.patch(&pod_name(g % pods), &params, &Patch::Merge(patch))
                     .await
                     .context("updating a Pod")?;
                 anyhow::Ok(())

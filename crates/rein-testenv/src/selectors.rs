@@ -361,28 +361,25 @@ impl FieldSelector {
     /// Parses kube's field selector syntax; a label `labels` does not list answers 400
     /// BadRequest with kube-apiserver's message, for lists, watches and deletecollection alike.
     pub(crate) fn parse(s: &str, labels: &FieldLabels) -> Result<FieldSelector, ApiError> {
-        let mut reqs = Vec::new();
-        for term in s.split(',') {
+        // As kube's `fields.ParseSelector`: every term is split and unescaped first, then the
+        // labels are looked up, so a malformed value is reported before an unknown label.
+        let mut parsed = Vec::new();
+        for term in split_field_terms(s) {
             let term = term.trim();
             if term.is_empty() {
                 continue;
             }
-            let parsed = if let Some((k, v)) = term.split_once("!=") {
-                (k, false, v)
-            } else if let Some((k, v)) = term.split_once("==") {
-                (k, true, v)
-            } else if let Some((k, v)) = term.split_once('=') {
-                (k, true, v)
-            } else {
+            let Some((key, eq, raw)) = split_field_term(term) else {
                 return Err(ApiError::bad_request(format!(
                     "invalid selector: '{s}'; can't understand '{term}'"
                 )));
             };
-            reqs.push((
-                labels.lookup(parsed.0.trim())?,
-                parsed.1,
-                parsed.2.trim().to_string(),
-            ));
+            let value = unescape_field_value(raw.trim()).map_err(ApiError::bad_request)?;
+            parsed.push((key.trim(), eq, value));
+        }
+        let mut reqs = Vec::with_capacity(parsed.len());
+        for (key, eq, value) in parsed {
+            reqs.push((labels.lookup(key)?, eq, value));
         }
         Ok(FieldSelector { reqs })
     }
@@ -393,6 +390,76 @@ impl FieldSelector {
             .iter()
             .all(|(source, eq, want)| (source.value(obj) == *want) == *eq)
     }
+}
+
+/// Splits a field selector at its commas, leaving escaped ones (`\,`) inside their term.
+fn split_field_terms(s: &str) -> Vec<&str> {
+    let mut terms = Vec::new();
+    let mut start = 0;
+    let mut escaped = false;
+    for (i, c) in s.char_indices() {
+        if escaped {
+            escaped = false;
+        } else if c == '\\' {
+            escaped = true;
+        } else if c == ',' {
+            terms.push(&s[start..i]);
+            start = i + 1;
+        }
+    }
+    terms.push(&s[start..]);
+    terms
+}
+
+/// Splits a term at its first operator (`!=`, `==` or `=`, tried in that order at each
+/// position, as kube does): the key, whether it is an equality, and the raw value.
+fn split_field_term(term: &str) -> Option<(&str, bool, &str)> {
+    for (i, _) in term.char_indices() {
+        let rest = &term[i..];
+        if let Some(value) = rest.strip_prefix("!=") {
+            return Some((&term[..i], false, value));
+        }
+        if let Some(value) = rest.strip_prefix("==") {
+            return Some((&term[..i], true, value));
+        }
+        if let Some(value) = rest.strip_prefix('=') {
+            return Some((&term[..i], true, value));
+        }
+    }
+    None
+}
+
+/// Undoes kube's `fields.EscapeValue`: `\\`, `\,` and `\=` stand for `\`, `,` and `=`. An
+/// unknown escape, a lone trailing backslash, or a bare `,` or `=` is an error worded as
+/// kube-apiserver words it (a bare character is printed as its code point, as Go's `%v` of
+/// a rune does).
+fn unescape_field_value(raw: &str) -> Result<String, String> {
+    let mut out = String::with_capacity(raw.len());
+    let mut escaped = false;
+    for c in raw.chars() {
+        if escaped {
+            if !matches!(c, '\\' | ',' | '=') {
+                return Err(format!(
+                    "invalid field selector: invalid escape sequence: \\{c}"
+                ));
+            }
+            out.push(c);
+            escaped = false;
+        } else if c == '\\' {
+            escaped = true;
+        } else if c == ',' || c == '=' {
+            return Err(format!(
+                "invalid field selector: unescaped character in value: {}",
+                u32::from(c)
+            ));
+        } else {
+            out.push(c);
+        }
+    }
+    if escaped {
+        return Err("invalid field selector: invalid escape sequence: \\".to_string());
+    }
+    Ok(out)
 }
 
 /// A dotted field path's value as a string (numbers and booleans printed).
@@ -448,6 +515,43 @@ mod tests {
         assert!(m("spec.hostNetwork=false"), "an unset bool reads false");
         assert!(m("status.podIPs="), "accepted, never filled in");
         assert!(FieldSelector::parse("nonsense", &pods).is_err());
+    }
+
+    #[test]
+    fn field_selector_values_take_kubes_escapes() {
+        let o = json!({"metadata": {"name": "a", "namespace": "ns"}, "type": r"x,y=z\w"});
+        let secrets = FieldLabels::builtin("", "secrets");
+        let m = |s: &str| {
+            FieldSelector::parse(s, &secrets)
+                .expect("parses")
+                .matches(&o)
+        };
+        assert!(m(r"type=x\,y\=z\\w"));
+        assert!(m(r"type=x\,y\=z\\w,metadata.name=a"));
+        assert!(!m(r"type=x\,y\=z\\w,metadata.name=b"));
+        assert!(m(r"type!=x\,y"));
+        let refused = |s: &str| {
+            let err = FieldSelector::parse(s, &secrets).expect_err("refused");
+            assert_eq!((err.code, err.reason), (400, "BadRequest"));
+            err.message
+        };
+        assert_eq!(
+            refused(r"type=x\"),
+            r"invalid field selector: invalid escape sequence: \"
+        );
+        assert_eq!(
+            refused(r"type=x\y"),
+            r"invalid field selector: invalid escape sequence: \y"
+        );
+        assert_eq!(
+            refused("type=x=y"),
+            "invalid field selector: unescaped character in value: 61"
+        );
+        assert_eq!(
+            refused(r"nonsense=x\q"),
+            r"invalid field selector: invalid escape sequence: \q",
+            "values are checked before labels are looked up"
+        );
     }
 
     #[test]

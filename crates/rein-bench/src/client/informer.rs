@@ -8,7 +8,7 @@ use std::time::Instant;
 use futures::StreamExt;
 use k8s_openapi::api::core::v1::Pod;
 use kube_client::Api;
-use kube_runtime::{reflector, watcher};
+use kube_runtime::{WatchStreamExt, reflector, watcher};
 use rein_informer::{
     ApiListerWatcher, InformerOptions, ListWatchOptions, ResourceEventHandlerFuncs,
     SharedIndexInformer,
@@ -33,13 +33,14 @@ pub(crate) async fn run(
         sizes.pods
     };
     let clock = EventClock::new(updates.unwrap_or(0));
+    let strip = sizes.strip_managed_fields;
     let stop = CancellationToken::new();
     let cpu_before = cpu_secs();
     let started = Instant::now();
     let cached: Box<dyn Fn() -> usize> = match report.side() {
-        Side::Rein => Box::new(start_rein(client, &clock, &stop, sizes.compact)?),
-        Side::KubeRuntime => Box::new(start_kube(client, &clock, &stop, false)),
-        Side::KubeRuntimeStreaming => Box::new(start_kube(client, &clock, &stop, true)),
+        Side::Rein => Box::new(start_rein(client, &clock, &stop, strip)?),
+        Side::KubeRuntime => Box::new(start_kube(client, &clock, &stop, false, strip)),
+        Side::KubeRuntimeStreaming => Box::new(start_kube(client, &clock, &stop, true, strip)),
     };
     wait_until("the initial sync", || cached() >= pods).await?;
     let synced = started.elapsed().as_secs_f64();
@@ -98,17 +99,17 @@ pub(crate) async fn run(
 }
 
 /// Starts a default rein informer whose update handler ticks `clock`; returns the cache size.
-/// With `compact` (diagnostic), every object is replaced by its clone before it is stored.
+/// With `strip`, managedFields are dropped before caching (`strip_managed_fields`).
 fn start_rein(
     client: kube_client::Client,
     clock: &Arc<EventClock>,
     stop: &CancellationToken,
-    compact: bool,
+    strip: bool,
 ) -> anyhow::Result<impl Fn() -> usize + use<>> {
     let lw = ApiListerWatcher::<Pod>::new(client, ListWatchOptions::default());
     let informer = Arc::new(SharedIndexInformer::new(lw, InformerOptions::default()));
-    if compact {
-        informer.set_transform(|pod: Pod| pod.clone())?;
+    if strip {
+        informer.set_transform(rein_informer::strip_managed_fields::<Pod>)?;
     }
     let clock = clock.clone();
     informer.add_event_handler(
@@ -128,12 +129,15 @@ fn start_rein(
 }
 
 /// Starts kube-runtime's reflector over a watcher (paged list, or streaming list); update
-/// events applied to the store tick `clock`; returns the store size once ready.
+/// events applied to the store tick `clock`; returns the store size once ready. With `strip`,
+/// managedFields are dropped before the reflector stores the object (`WatchStreamExt::modify`,
+/// kube-runtime's documented way to do it).
 fn start_kube(
     client: kube_client::Client,
     clock: &Arc<EventClock>,
     stop: &CancellationToken,
     streaming: bool,
+    strip: bool,
 ) -> impl Fn() -> usize + use<> {
     let api: Api<Pod> = Api::all(client);
     let config = if streaming {
@@ -142,7 +146,13 @@ fn start_kube(
         watcher::Config::default()
     };
     let (reader, writer) = reflector::store::<Pod>();
-    let mut stream = reflector::reflector(writer, watcher(api, config)).boxed();
+    let events = watcher(api, config);
+    let mut stream = if strip {
+        let events = events.modify(|pod: &mut Pod| pod.metadata.managed_fields = None);
+        reflector::reflector(writer, events).boxed()
+    } else {
+        reflector::reflector(writer, events).boxed()
+    };
     let (clock, stop) = (clock.clone(), stop.clone());
     tokio::spawn(async move {
         loop {

@@ -24,6 +24,20 @@ struct Args {
     /// Change events kept for watch resumption.
     #[arg(long, default_value_t = rein_testenv::DEFAULT_WATCH_HISTORY)]
     watch_history: usize,
+    /// Seconds a list or streaming watch from a resourceVersion the server has not reached
+    /// waits for it before answering 504 (fractions allowed; default 3, as kube-apiserver).
+    #[arg(long, value_name = "SECONDS", value_parser = parse_seconds)]
+    too_large_rv_wait: Option<std::time::Duration>,
+}
+
+/// Parses a non-negative, finite number of seconds, such as `0.25` or `3`.
+fn parse_seconds(s: &str) -> Result<std::time::Duration, String> {
+    let secs: f64 = s
+        .trim()
+        .parse()
+        .map_err(|_| format!("not a number of seconds: {s:?}"))?;
+    std::time::Duration::try_from_secs_f64(secs)
+        .map_err(|_| format!("not a non-negative, finite number of seconds: {s:?}"))
 }
 
 fn main() -> anyhow::Result<()> {
@@ -38,6 +52,9 @@ fn main() -> anyhow::Result<()> {
             .watch_history(args.watch_history);
         if let Some(token) = &args.token {
             builder = builder.token(token.clone());
+        }
+        if let Some(wait) = args.too_large_rv_wait {
+            builder = builder.too_large_rv_wait(wait);
         }
         let env = builder.start().await?;
         if let Some(path) = &args.kubeconfig_out {

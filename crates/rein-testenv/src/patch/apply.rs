@@ -155,12 +155,15 @@ pub(crate) fn server_side_apply(
 /// Records a non-apply write (`operation` is `Update`) by `manager` in `new`'s managedFields.
 ///
 /// The manager takes ownership of every field it changed (others lose them, without conflict,
-/// as in kube-apiserver), fields the write removed leave every manager's set. As in
-/// kube-apiserver, a write that sends no managedFields (absent or `null`, as from a client
-/// whose cache stripped them) keeps the stored entries, while one that sends `[]` or `[{}]`
-/// clears the tracking: the write records no entry and leaves the object without
-/// managedFields (kube-apiserver skips tracking an update once they are empty). An empty
-/// `manager` adds no entry of its own.
+/// as in kube-apiserver), fields the write removed leave every manager's set. The write starts
+/// from the managedFields it sends, if it sends any, else from the stored ones, as
+/// kube-apiserver's `FieldManager.Update` does: a client may edit the entries directly, and
+/// this write is then recorded on top of what it sent; one that sends none (absent or `null`,
+/// as from a client whose cache stripped them) keeps the stored entries. Sending `[]` or
+/// `[{}]` clears the tracking: the write records no entry and leaves the object without
+/// managedFields. An update of an object that has no entries (and sends none) records
+/// nothing either: like kube-apiserver's `skipNonAppliedManager`, tracking starts only on a
+/// create or an apply. An empty `manager` adds no entry of its own.
 pub(crate) fn record_update_managed_fields(
     old: Option<&Value>,
     new: &mut Value,
@@ -168,21 +171,21 @@ pub(crate) fn record_update_managed_fields(
     operation: &str,
     gvk: &Gvk,
 ) {
-    let old_managed = old.and_then(|o| o.pointer("/metadata/managedFields"));
-    match new.pointer("/metadata/managedFields") {
-        Some(Value::Array(sent)) if is_reset(sent) => {
-            if let Some(Value::Object(meta)) = new.get_mut("metadata") {
-                meta.remove("managedFields");
-            }
-            return;
+    let sent = match new.pointer("/metadata/managedFields") {
+        Some(Value::Array(sent)) if is_reset(sent) => None,
+        Some(Value::Array(_)) => Some(read_entries(new)),
+        _ => Some(old.map(read_entries).unwrap_or_default()),
+    };
+    let Some(mut entries) = sent.filter(|entries| !entries.is_empty() || old.is_none()) else {
+        // A reset, or an update of an object nobody tracks: no managedFields at all.
+        if let Some(Value::Object(meta)) = new.get_mut("metadata") {
+            meta.remove("managedFields");
         }
-        Some(sent @ Value::Array(_)) if Some(sent) != old_managed => return,
-        _ => {}
-    }
+        return;
+    };
     let new_set = FieldSet::from_object(new, gvk);
-    let Some(old) = old else {
-        // A create: the manager owns every field set, and nobody else owns anything.
-        let mut entries = Vec::new();
+    if old.is_none() && entries.is_empty() {
+        // A plain create: the manager owns every field set, and nobody else owns anything.
         if !manager.is_empty() && !new_set.is_empty() {
             entries.push(ManagedEntry {
                 manager: manager.to_string(),
@@ -195,9 +198,9 @@ pub(crate) fn record_update_managed_fields(
         }
         write_entries(new, entries);
         return;
-    };
-    let old = Some(old);
-    let mut entries = old.map(read_entries).unwrap_or_default();
+    }
+    // A create that sends entries is an update from an empty object: every field it sets
+    // is a change, so its manager takes those fields from the sent entries.
     let old_set = old
         .map(|o| FieldSet::from_object(o, gvk))
         .unwrap_or_default();

@@ -642,6 +642,40 @@ fn update_records_creation_and_honours_a_reset() {
 }
 
 #[test]
+fn sent_entries_are_the_base_and_untracked_updates_stay_untracked() {
+    // A create that sends entries: every field it sets is new, so the creator takes them;
+    // the sent entry keeps only what the object does not set.
+    let mut created = deployment();
+    created["metadata"]["managedFields"] = json!([{
+        "manager": "other", "operation": "Update", "apiVersion": "apps/v1",
+        "fieldsType": "FieldsV1",
+        "fieldsV1": {"f:spec": {"f:replicas": {}, "f:paused": {}}},
+    }]);
+    record_update_managed_fields(None, &mut created, "creator", "Update", &deployment_gvk());
+    let entries = created["metadata"]["managedFields"].as_array().unwrap();
+    assert_eq!(entries[0]["manager"], "other");
+    assert_eq!(entries[0]["fieldsV1"], json!({"f:spec": {"f:paused": {}}}));
+    assert_eq!(entries[1]["manager"], "creator");
+    assert!(entries[1]["fieldsV1"]["f:spec"].get("f:replicas").is_some());
+
+    // An update of an object without entries records none.
+    let untracked = deployment();
+    let mut scaled = untracked.clone();
+    scaled["spec"]["replicas"] = json!(9);
+    record_update_managed_fields(
+        Some(&untracked),
+        &mut scaled,
+        "hpa",
+        "Update",
+        &deployment_gvk(),
+    );
+    assert!(
+        scaled["metadata"].get("managedFields").is_none(),
+        "{scaled}"
+    );
+}
+
+#[test]
 fn apply_through_apply_patch_needs_a_manager() {
     let err = apply_patch(
         PatchType::Apply,

@@ -334,3 +334,54 @@ async fn custom_resources_select_on_the_crd_selectable_fields() {
         _ => panic!("expected ADDED b"),
     }
 }
+
+#[tokio::test]
+async fn escaped_commas_equals_and_backslashes_select_as_kube_apiserver_does() {
+    let env = TestEnv::start().await.expect("starts");
+    let client = env.client();
+    let secrets: Api<Secret> = Api::namespaced(client.clone(), "default");
+    for (name, kind) in [("odd", r"example.com/a,b=c\d"), ("plain", "example.com/a")] {
+        create(&secrets, json!({"metadata": {"name": name}, "type": kind})).await;
+    }
+    // `fields.EscapeValue` of the type: `\` -> `\\`, `,` -> `\,`, `=` -> `\=`.
+    assert_eq!(
+        names(&secrets, r"type=example.com/a\,b\=c\\d").await,
+        ["odd"]
+    );
+    assert_eq!(
+        names(&secrets, r"type!=example.com/a\,b\=c\\d,metadata.name!=x").await,
+        ["plain"]
+    );
+    assert_eq!(names(&secrets, "type=example.com/a").await, ["plain"]);
+
+    let list = |selector: &str| {
+        format!(
+            "/api/v1/namespaces/default/secrets?fieldSelector={}",
+            encode(selector)
+        )
+    };
+    for (selector, message) in [
+        (
+            r"type=example.com/a\",
+            r"invalid field selector: invalid escape sequence: \",
+        ),
+        (
+            r"type=a\b",
+            r"invalid field selector: invalid escape sequence: \b",
+        ),
+        (
+            "type=a=b",
+            "invalid field selector: unescaped character in value: 61",
+        ),
+    ] {
+        let (status, body) = send(&client, Method::GET, &list(selector)).await;
+        assert_refused(status, &body, message);
+        let (status, body) = send(
+            &client,
+            Method::GET,
+            &format!("{}&watch=true", list(selector)),
+        )
+        .await;
+        assert_refused(status, &body, message);
+    }
+}

@@ -29,10 +29,17 @@ fn fixture(name: &str) -> String {
 struct Server {
     child: Child,
     dir: PathBuf,
+    /// The `host:port` it listens on.
+    addr: String,
 }
 
 impl Server {
     fn start() -> Server {
+        Server::start_with(&[])
+    }
+
+    /// Starts the binary with extra flags.
+    fn start_with(flags: &[&str]) -> Server {
         static COUNTER: AtomicUsize = AtomicUsize::new(0);
         // `option_env!` so this file compiles before the binary target exists.
         let Some(binary) = option_env!("CARGO_BIN_EXE_rein-apiserver") else {
@@ -47,6 +54,7 @@ impl Server {
         let mut child = Command::new(binary)
             .arg("--kubeconfig-out")
             .arg(dir.join("kubeconfig"))
+            .args(flags)
             .stdout(Stdio::piped())
             .stderr(Stdio::inherit())
             .spawn()
@@ -61,10 +69,15 @@ impl Server {
                 }
             }
         });
-        let server = Server { child, dir };
+        let mut server = Server {
+            child,
+            dir,
+            addr: String::new(),
+        };
         let line = rx
             .recv_timeout(WAIT)
             .expect("rein-apiserver did not print `listening on URL`");
+        server.addr = line.trim_start_matches("listening on http://").to_string();
         // Started without `--listen`: the default must be loopback (a safe default, issue 10).
         assert!(
             line.starts_with("listening on http://127.0.0.1:"),
@@ -958,4 +971,44 @@ fn delete_cascades() {
         child["metadata"].get("ownerReferences").is_none(),
         "{child}"
     );
+}
+
+/// `--too-large-rv-wait` sets how long a list from a future resourceVersion waits before its
+/// 504; a value that is not a non-negative number of seconds stops the binary with an error.
+/// Plain HTTP, no kubectl: client-go would retry the 504 (it carries `Retry-After`).
+#[test]
+fn apiserver_flag_too_large_rv_wait() {
+    use std::io::Read;
+    use std::net::TcpStream;
+
+    let server = Server::start_with(&["--too-large-rv-wait", "0.05"]);
+    let mut stream = TcpStream::connect(&server.addr).expect("connects");
+    stream.set_read_timeout(Some(WAIT)).expect("read timeout");
+    write!(
+        stream,
+        "GET /api/v1/namespaces/default/configmaps?resourceVersion=99999999&\
+         resourceVersionMatch=NotOlderThan HTTP/1.1\r\nHost: {}\r\nConnection: close\r\n\r\n",
+        server.addr
+    )
+    .expect("sends");
+    let mut answer = String::new();
+    stream.read_to_string(&mut answer).expect("an answer");
+    assert!(answer.starts_with("HTTP/1.1 504"), "{answer}");
+    assert!(
+        answer.contains("Timeout: Too large resource version: 99999999"),
+        "{answer}"
+    );
+
+    let binary = env!("CARGO_BIN_EXE_rein-apiserver");
+    for bad in ["soon", "-1", "NaN", "inf"] {
+        let output = Command::new(binary)
+            .arg(format!("--too-large-rv-wait={bad}"))
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .output()
+            .expect("runs rein-apiserver");
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert_eq!(output.status.code(), Some(2), "{bad}: {stderr}");
+        assert!(stderr.contains("--too-large-rv-wait"), "{bad}: {stderr}");
+    }
 }

@@ -1,6 +1,7 @@
-//! managedFields across writes that do not send them: as kube-apiserver does, an update (PUT)
+//! managedFields across updates, as kube-apiserver's field manager keeps them: an update (PUT)
 //! or patch without managedFields keeps the stored entries (controllers PUT objects from
-//! caches that stripped them), and only an explicit `[]` resets them.
+//! caches that stripped them), one that sends edited entries is recorded on top of those, only
+//! an explicit `[]` resets them, and an update never starts tracking an untracked object.
 
 use std::time::Duration;
 
@@ -180,4 +181,94 @@ async fn an_update_with_an_empty_list_resets_them() {
             Some("2")
         );
     }
+}
+
+#[tokio::test]
+async fn an_update_that_edits_the_entries_is_recorded_on_top_of_them() {
+    let env = TestEnv::start().await.expect("starts");
+    let cms: Api<ConfigMap> = Api::namespaced(env.client(), "default");
+    let cm: ConfigMap =
+        serde_json::from_value(json!({"metadata": {"name": "c"}, "data": {"a": "1"}})).expect("cm");
+    let created = cms.create(&params("creator"), &cm).await.expect("creates");
+
+    // The client hands `data.a` to "editor" in the entries it sends, and adds `data.b`.
+    let mut body = serde_json::to_value(&created).expect("json");
+    body["metadata"]["managedFields"] = json!([{
+        "manager": "editor",
+        "operation": "Update",
+        "apiVersion": "v1",
+        "fieldsType": "FieldsV1",
+        "fieldsV1": {"f:data": {"f:a": {}}},
+    }]);
+    body["data"]["b"] = json!("2");
+    let (status, stored) = put(&env.client(), "c", &body).await;
+    assert_eq!(status, StatusCode::OK, "{stored}");
+    let stored: ConfigMap = serde_json::from_value(stored).expect("cm");
+    // The sent entries are taken, and this write ("raw") is recorded on top.
+    assert_eq!(
+        entries(&stored),
+        [
+            ("editor".to_string(), vec!["f:a".to_string()]),
+            ("raw".to_string(), vec!["f:b".to_string()]),
+        ]
+    );
+    let read = cms.get("c").await.expect("gets");
+    assert_eq!(read.metadata.managed_fields, stored.metadata.managed_fields);
+}
+
+#[tokio::test]
+async fn an_update_does_not_start_tracking_an_untracked_object() {
+    let env = TestEnv::start().await.expect("starts");
+    let cms: Api<ConfigMap> = Api::namespaced(env.client(), "default");
+    let cm: ConfigMap =
+        serde_json::from_value(json!({"metadata": {"name": "c"}, "data": {"a": "1"}})).expect("cm");
+    // No field manager and no User-Agent: created without managedFields.
+    let created = cms
+        .create(&PostParams::default(), &cm)
+        .await
+        .expect("creates");
+    assert_eq!(created.metadata.managed_fields, None);
+
+    // An update by a named manager does not start tracking (kube's skipNonAppliedManager).
+    let mut changed = created;
+    changed
+        .data
+        .get_or_insert_with(Default::default)
+        .insert("b".into(), "2".into());
+    let updated = cms
+        .replace("c", &params("controller"), &changed)
+        .await
+        .expect("updates");
+    assert_eq!(
+        updated
+            .data
+            .as_ref()
+            .and_then(|d| d.get("b"))
+            .map(String::as_str),
+        Some("2")
+    );
+    assert_eq!(updated.metadata.managed_fields, None);
+
+    // An apply does: the fields set so far go to "before-first-apply".
+    let applied = cms
+        .patch(
+            "c",
+            &kube_client::api::PatchParams::apply("applier"),
+            &kube_client::api::Patch::Apply(json!({
+                "apiVersion": "v1", "kind": "ConfigMap",
+                "metadata": {"name": "c"}, "data": {"c": "3"},
+            })),
+        )
+        .await
+        .expect("applies");
+    assert_eq!(
+        entries(&applied),
+        [
+            (
+                "before-first-apply".to_string(),
+                vec!["f:a".to_string(), "f:b".to_string()]
+            ),
+            ("applier".to_string(), vec!["f:c".to_string()]),
+        ]
+    );
 }
