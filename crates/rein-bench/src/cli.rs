@@ -39,12 +39,16 @@ impl Scenario {
     /// while the updates were written, `controller-paced-c<n>` for a paced writer, a
     /// `-stripped` suffix with `--strip-managed-fields`.
     pub(crate) fn name(self, sizes: &Sizes) -> String {
-        let base = self.base_name(sizes);
-        if sizes.strip_managed_fields && self != Scenario::Controller {
-            format!("{base}-stripped")
-        } else {
-            base
+        let mut name = self.base_name(sizes);
+        if self != Scenario::Controller {
+            if sizes.managed_fields {
+                name.push_str("-managed-fields");
+            }
+            if sizes.strip_managed_fields {
+                name.push_str("-stripped");
+            }
         }
+        name
     }
 
     fn base_name(self, sizes: &Sizes) -> String {
@@ -109,6 +113,12 @@ pub(crate) struct Sizes {
     /// it afterwards, so the figure is the client draining a backlog at its own speed.
     #[arg(long)]
     pub(crate) backlog: bool,
+    /// Preload Pods as a cluster writes them, each with managedFields entries (created by
+    /// kube-controller-manager, status by kubelet): ~9.3 KB of JSON per Pod instead of
+    /// ~5.4 KB. Not in `cargo xtask bench`: at 100,000 Pods the server and a client together
+    /// outgrow 24 GiB. Case names gain `-managed-fields`.
+    #[arg(long)]
+    pub(crate) managed_fields: bool,
     /// Sync and watch cases: both sides drop each object's managedFields before caching it
     /// (rein: the `strip_managed_fields` transform; kube-runtime: `WatchStreamExt::modify`),
     /// the memory lever either library offers, compared like for like. The case is then named
@@ -134,6 +144,7 @@ impl Sizes {
             concurrency: self.concurrency,
             paced: self.paced,
             backlog: self.backlog,
+            managed_fields: self.managed_fields,
             strip_managed_fields: self.strip_managed_fields,
             quick: true,
         }
@@ -146,6 +157,9 @@ pub(crate) struct ServeArgs {
     /// Pods to preload.
     #[arg(long)]
     pub(crate) pods: usize,
+    /// Write the Pods through field managers, so each carries managedFields entries.
+    #[arg(long)]
+    pub(crate) managed_fields: bool,
     /// Where to write the kubeconfig.
     #[arg(long)]
     pub(crate) kubeconfig: PathBuf,

@@ -19,21 +19,24 @@ struct Server {
 }
 
 impl Server {
-    fn start(exe: &Path, pods: usize, index: usize) -> anyhow::Result<Server> {
+    fn start(exe: &Path, pods: usize, index: usize, sizes: &Sizes) -> anyhow::Result<Server> {
         let kubeconfig = std::env::temp_dir().join(format!(
             "rein-bench-{}-{index}.kubeconfig",
             std::process::id()
         ));
         let started = Instant::now();
-        let mut child = Command::new(exe)
+        let mut serve = Command::new(exe);
+        serve
             .arg("serve")
             .args(["--pods", &pods.to_string()])
             .arg("--kubeconfig")
             .arg(&kubeconfig)
             .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .spawn()
-            .context("starting the server process")?;
+            .stdout(Stdio::piped());
+        if sizes.managed_fields {
+            serve.arg("--managed-fields");
+        }
+        let mut child = serve.spawn().context("starting the server process")?;
         let mut out = lines(child.stdout.take())?;
         forward_until(&mut out, "READY").context("waiting for the server to load")?;
         eprintln!(
@@ -88,7 +91,7 @@ pub(crate) fn run(args: &CaseArgs) -> anyhow::Result<()> {
     };
     if args.scenario == Scenario::Controller {
         for (i, side) in args.side.iter().enumerate() {
-            let mut server = Server::start(&exe, pods, i)?;
+            let mut server = Server::start(&exe, pods, i, &sizes)?;
             let result = run_side(
                 &exe,
                 args.scenario,
@@ -103,7 +106,7 @@ pub(crate) fn run(args: &CaseArgs) -> anyhow::Result<()> {
         }
         return Ok(());
     }
-    let mut server = Server::start(&exe, pods, 0)?;
+    let mut server = Server::start(&exe, pods, 0, &sizes)?;
     let mut result = Ok(());
     // The first client to sync after the preload ran about twice as slow as later ones, with
     // twice the CPU time, whichever side it was (the kernel settling memory the server's
@@ -171,6 +174,9 @@ fn run_side(
         .args(["--concurrency", &sizes.concurrency.to_string()])
         .args(["--paced", &sizes.paced.to_string()])
         .stdout(Stdio::piped());
+    if sizes.managed_fields {
+        client.arg("--managed-fields");
+    }
     if sizes.strip_managed_fields {
         client.arg("--strip-managed-fields");
     }

@@ -24,7 +24,7 @@ pub(crate) async fn run(args: ServeArgs) -> anyhow::Result<()> {
     let env = TestEnv::start().await.context("starting rein-testenv")?;
     let api: Api<Pod> = Api::namespaced(env.client(), NAMESPACE);
     let started = Instant::now();
-    preload(&api, env.client(), args.pods).await?;
+    preload(&api, env.client(), args.pods, args.managed_fields).await?;
     let load_secs = started.elapsed().as_secs_f64();
     env.clear_requests();
     if args.pods > 0 {
@@ -40,7 +40,12 @@ pub(crate) async fn run(args: ServeArgs) -> anyhow::Result<()> {
             .await
             .context("reading back a preloaded Pod")?;
         println!(
-            "BENCH|side-by-side-info|preloaded Pod size (JSON, with managedFields and status), {} Pods|{}|bytes|loaded in {load_secs:.1} s",
+            "BENCH|side-by-side-info|preloaded Pod size (JSON, with status{}), {} Pods|{}|bytes|loaded in {load_secs:.1} s",
+            if args.managed_fields {
+                " and managedFields"
+            } else {
+                ", no managedFields"
+            },
             args.pods,
             raw.len()
         );
@@ -65,22 +70,23 @@ pub(crate) async fn run(args: ServeArgs) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// The field managers the preloaded Pods are written by, as in a cluster: the ReplicaSet
-/// controller creates a Pod, the kubelet writes its status; each records a managedFields entry.
+/// With `--managed-fields`, the field managers the preloaded Pods are written by, as in a
+/// cluster: the ReplicaSet controller creates a Pod, the kubelet writes its status; each
+/// records a managedFields entry. (kube-client sends no User-Agent, so without a field
+/// manager rein-testenv records none.)
 const CREATOR: &str = "kube-controller-manager";
 const STATUS_WRITER: &str = "kubelet";
 /// The field manager of the watch case's label updates.
 const UPDATER: &str = "bench-writer";
 
-fn as_manager_create(manager: &str) -> PostParams {
-    PostParams {
-        field_manager: Some(manager.to_owned()),
-        ..PostParams::default()
-    }
-}
-
 /// Creates the owning ReplicaSets, then `pods` Pods, and gives each Pod a running status.
-async fn preload(api: &Api<Pod>, client: kube_client::Client, pods: usize) -> anyhow::Result<()> {
+async fn preload(
+    api: &Api<Pod>,
+    client: kube_client::Client,
+    pods: usize,
+    managed_fields: bool,
+) -> anyhow::Result<()> {
+    let manager = |name: &str| managed_fields.then(|| name.to_owned());
     let replica_sets: Api<ReplicaSet> = Api::namespaced(client, NAMESPACE);
     let mut owner_uids = Vec::with_capacity(OWNERS);
     for j in 0..OWNERS {
@@ -95,13 +101,17 @@ async fn preload(api: &Api<Pod>, client: kube_client::Client, pods: usize) -> an
         .map(|i| {
             let api = api.clone();
             async move {
-                api.create(&as_manager_create(CREATOR), &pod(i, owner_uids))
+                let create = PostParams {
+                    field_manager: manager(CREATOR),
+                    ..PostParams::default()
+                };
+                api.create(&create, &pod(i, owner_uids))
                     .await
                     .context("creating a Pod")?;
                 api.patch_status(
                     &pod_name(i),
                     &PatchParams {
-                        field_manager: Some(STATUS_WRITER.to_owned()),
+                        field_manager: manager(STATUS_WRITER),
                         ..PatchParams::default()
                     },
                     &Patch::Merge(status_patch(i)),

@@ -18,9 +18,8 @@ const COUNTS: [&str; 3] = [
 ];
 
 /// The order of cases and metrics in the table and chart (unknown ones last).
-const CASES: [&str; 8] = [
+const CASES: [&str; 7] = [
     "initial-sync",
-    "initial-sync-stripped",
     "watch",
     "watch-backlog",
     "controller-c1",
@@ -130,8 +129,6 @@ fn ratio(a: f64, b: f64) -> Option<f64> {
 /// measure the server's queue and are shown for information.
 fn aim(case: &str, metric: &str) -> Aim {
     match (case, metric) {
-        // Informational: both sides configured alike, away from their defaults.
-        ("initial-sync-stripped", _) => Aim::None,
         (_, "peak RSS") => Aim::RatioAtMost(0.7),
         ("initial-sync", "time to synced") => Aim::RatioAtMost(1.0 / 1.5),
         ("watch-backlog", "events per second") => Aim::RatioAtLeast(1.5),

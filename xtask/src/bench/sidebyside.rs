@@ -45,12 +45,6 @@ pub(crate) fn runs(quick: bool, rep: usize) -> Vec<Run> {
     };
     let all = ["rein", "kube-runtime", "kube-runtime-streaming"];
     push("initial sync", &["sync"], &all);
-    // The memory lever both libraries document, compared like for like (not a default).
-    push(
-        "initial sync, managedFields stripped on both sides",
-        &["sync", "--strip-managed-fields"],
-        &["rein", "kube-runtime"],
-    );
     push("watch throughput", &["watch"], &all);
     // kube-runtime's watch phase is the same code with either list mode: two sides suffice.
     push(

@@ -163,7 +163,8 @@ impl<K> Listener<K> {
                     break;
                 }
                 for n in run.drain(..) {
-                    if this.removed.load(Ordering::Acquire) {
+                    // As between runs: nothing is delivered once removed or stopped.
+                    if this.removed.load(Ordering::Acquire) || parent.is_cancelled() {
                         break 'deliver;
                     }
                     this.deliver(n);
