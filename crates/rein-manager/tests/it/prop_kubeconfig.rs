@@ -17,17 +17,7 @@ use rein_manager::config::{ConfigSources, Error, InClusterSource, load};
 use serde_json::{Value, json};
 use tokio::runtime::Runtime;
 
-/// `default` cases unless `PROPTEST_CASES` says otherwise.
-fn config(default: u32) -> ProptestConfig {
-    let cases = std::env::var("PROPTEST_CASES")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(default);
-    ProptestConfig {
-        cases,
-        ..ProptestConfig::default()
-    }
-}
+use crate::prop_config::config;
 
 /// A scratch directory for one test, removed at the end.
 #[derive(Debug)]

@@ -18,17 +18,7 @@ use tokio::net::TcpStream;
 use tokio::runtime::Runtime;
 use tokio_util::sync::CancellationToken;
 
-/// `default` cases unless `PROPTEST_CASES` says otherwise.
-fn config(default: u32) -> ProptestConfig {
-    let cases = std::env::var("PROPTEST_CASES")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(default);
-    ProptestConfig {
-        cases,
-        ..ProptestConfig::default()
-    }
-}
+use crate::prop_config::config;
 
 /// Writes `request` on a fresh connection and reads until the server closes it. With
 /// `half_close` the client also closes its sending side at once (hyper then drops the

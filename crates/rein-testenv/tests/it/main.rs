@@ -16,6 +16,7 @@ mod kubectl;
 mod load;
 mod managed_fields;
 mod paging;
+mod prop_config;
 mod prop_patch;
 mod prop_requests;
 mod watch;

@@ -26,17 +26,7 @@ use rein_testenv::TestEnv;
 use serde_json::{Map, Value, json};
 use tokio::runtime::Runtime;
 
-/// `default` cases unless `PROPTEST_CASES` says otherwise.
-fn config(default: u32) -> ProptestConfig {
-    let cases = std::env::var("PROPTEST_CASES")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(default);
-    ProptestConfig {
-        cases,
-        ..ProptestConfig::default()
-    }
-}
+use crate::prop_config::config;
 
 /// A runtime for the client side, and a server with the `Widget` CRD (a free-form `spec`).
 fn start() -> (Runtime, TestEnv) {

@@ -22,17 +22,7 @@ use rein_testenv::TestEnv;
 use serde_json::{Value, json};
 use tokio::runtime::Runtime;
 
-/// `default` cases unless `PROPTEST_CASES` says otherwise.
-fn config(default: u32) -> ProptestConfig {
-    let cases = std::env::var("PROPTEST_CASES")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(default);
-    ProptestConfig {
-        cases,
-        ..ProptestConfig::default()
-    }
-}
+use crate::prop_config::config;
 
 /// A multi-threaded runtime for the test's client side, and a server on it. Requests from a
 /// resourceVersion the server never reaches wait only briefly before their 504.
