@@ -17,8 +17,8 @@ commands:
   bench [--quick] [--only crates|sidebyside] [--reps N] [FILTER]
                   run the per-crate benches and the rein vs kube-runtime harness;
                   write docs/benchmarks.md and docs/benchmarks.svg
-  soak [--minutes N] [--seed S]
-                  the chaos soak of a manager with several controllers (release build)
+  soak [--minutes N] [--seed S] [--seeds N]
+                  the chaos soak of a manager with several controllers over N seeds (release build)
 ";
 
 fn main() -> std::process::ExitCode {

@@ -1,16 +1,20 @@
-//! `cargo xtask soak`: builds the chaos soak in release mode and runs it, streaming its output.
+//! `cargo xtask soak`: builds the chaos soak in release mode and runs it over one or more seeds
+//! back to back, streaming each run's output, then prints one line per seed (its result,
+//! convergence time, faults, and the client side's peak and final memory).
 
-use std::process::Command;
+use std::io::{BufRead, BufReader};
+use std::process::{Command, Stdio};
 
 use anyhow::Context as _;
 
 use crate::{cargo, project_root};
 
 const USAGE: &str = "\
-usage: cargo xtask soak [--minutes N] [--seed S] [--rounds N]
+usage: cargo xtask soak [--minutes N] [--seed S] [--seeds N] [--rounds N]
 
-  --minutes N  how long the writer and the chaos driver run (default 10)
-  --seed S     seeds the writer's and the chaos driver's decisions (default 1)
+  --minutes N  how long the writer and the chaos driver run, per seed (default 10)
+  --seed S     the first seed (default 1)
+  --seeds N    run N seeds, S, S+1, ..., one after another (default 1)
   --rounds N   run exactly N rounds instead of a time
 ";
 
@@ -19,6 +23,7 @@ usage: cargo xtask soak [--minutes N] [--seed S] [--rounds N]
 struct SoakArgs {
     minutes: Option<String>,
     seed: Option<String>,
+    seeds: Option<String>,
     rounds: Option<String>,
 }
 
@@ -31,37 +36,71 @@ pub(crate) fn run(args: &[String]) -> anyhow::Result<()> {
         return Ok(());
     }
     let parsed = parse(args)?;
-    let mut cmd = Command::new(cargo());
-    cmd.current_dir(project_root()).args([
-        "run",
-        "--release",
-        "--locked",
-        "-p",
-        "rein-tests",
-        "--bin",
-        "soak",
-        "--",
-    ]);
-    for (flag, value) in [
-        ("--minutes", &parsed.minutes),
-        ("--seed", &parsed.seed),
-        ("--rounds", &parsed.rounds),
-    ] {
-        if let Some(value) = value {
-            cmd.args([flag, value]);
+    let status = Command::new(cargo())
+        .current_dir(project_root())
+        .args([
+            "build",
+            "--release",
+            "--locked",
+            "-p",
+            "rein-tests",
+            "--bin",
+            "soak",
+        ])
+        .status()
+        .context("building the soak")?;
+    anyhow::ensure!(status.success(), "building the soak failed ({status})");
+    let exe = project_root().join("target/release/soak");
+    let first: u64 = parsed.seed.as_deref().unwrap_or("1").parse()?;
+    let count: u64 = parsed.seeds.as_deref().unwrap_or("1").parse()?;
+    let mut summaries = Vec::new();
+    for seed in first..first + count {
+        let mut cmd = Command::new(&exe);
+        cmd.args(["--seed", &seed.to_string()]);
+        for (flag, value) in [("--minutes", &parsed.minutes), ("--rounds", &parsed.rounds)] {
+            if let Some(value) = value {
+                cmd.args([flag, value]);
+            }
         }
+        // glibc's malloc gives busy threads arenas of their own (up to 8 per core) and rarely
+        // returns their pages; the soak states the configuration it measured under, and runs
+        // with the cap a long-running operator on glibc should use too (docs/reliability.md).
+        // An explicit setting is kept.
+        if std::env::var_os(MALLOC_ARENA_MAX).is_none() {
+            cmd.env(MALLOC_ARENA_MAX, "2");
+        }
+        let mut child = cmd
+            .stdout(Stdio::piped())
+            .spawn()
+            .with_context(|| format!("running {cmd:?}"))?;
+        let mut summary = None;
+        if let Some(out) = child.stdout.take() {
+            for line in BufReader::new(out).lines() {
+                let line = line?;
+                println!("{line}");
+                if let Some(s) = line.strip_prefix("SOAK|") {
+                    summary = Some(s.to_string());
+                }
+            }
+        }
+        let status = child.wait()?;
+        summaries.push((
+            seed,
+            status.success(),
+            summary.unwrap_or_else(|| format!("no summary ({status})")),
+        ));
     }
-    // glibc's malloc gives busy threads arenas of their own (up to 8 per core) and rarely
-    // returns their pages: without a cap the 3-minute soak's resident memory climbed in steps
-    // to 850 MiB and failed the growth check, with 2 arenas it stays at ~380 MiB (soak finding
-    // F4, docs/reliability.md). The check is there to find leaks, so it runs with the cap a
-    // long-running operator on glibc should use too; an explicit setting is kept.
-    if std::env::var_os(MALLOC_ARENA_MAX).is_none() {
-        cmd.env(MALLOC_ARENA_MAX, "2");
+    println!("\nseed  result  summary");
+    for (seed, ok, summary) in &summaries {
+        let result = if *ok { "passed" } else { "FAILED" };
+        println!("{seed:>4}  {result}  {}", summary.replace('|', "  "));
     }
-    // Inherited stdio: the soak's per-round lines and its report stream straight through.
-    let status = cmd.status().with_context(|| format!("running {cmd:?}"))?;
-    anyhow::ensure!(status.success(), "the soak failed ({status})");
+    let failed = summaries.iter().filter(|s| !s.1).count();
+    anyhow::ensure!(
+        failed == 0,
+        "{failed} of {} soak run(s) failed",
+        summaries.len()
+    );
     Ok(())
 }
 
@@ -76,6 +115,7 @@ fn parse(args: &[String]) -> anyhow::Result<SoakArgs> {
         let slot = match name {
             "--minutes" => &mut parsed.minutes,
             "--seed" => &mut parsed.seed,
+            "--seeds" => &mut parsed.seeds,
             "--rounds" => &mut parsed.rounds,
             other => anyhow::bail!("unknown argument `{other}`\n\n{USAGE}"),
         };
@@ -86,10 +126,10 @@ fn parse(args: &[String]) -> anyhow::Result<SoakArgs> {
                 .cloned()
                 .with_context(|| format!("`{name}` needs a value"))?,
         };
-        let ok = if name == "--minutes" {
-            value.parse::<f64>().is_ok_and(|m| m > 0.0)
-        } else {
-            value.parse::<u64>().is_ok()
+        let ok = match name {
+            "--minutes" => value.parse::<f64>().is_ok_and(|m| m > 0.0),
+            "--seeds" => value.parse::<u64>().is_ok_and(|n| n > 0),
+            _ => value.parse::<u64>().is_ok(),
         };
         anyhow::ensure!(ok, "`{name}` takes a positive number, not `{value}`");
         *slot = Some(value);
@@ -107,9 +147,10 @@ mod tests {
 
     #[test]
     fn parses_flags_with_separate_or_inline_values() {
-        let parsed = parse(&args(&["--minutes", "2.5", "--seed=9"])).unwrap();
+        let parsed = parse(&args(&["--minutes", "2.5", "--seed=9", "--seeds", "10"])).unwrap();
         assert_eq!(parsed.minutes.as_deref(), Some("2.5"));
         assert_eq!(parsed.seed.as_deref(), Some("9"));
+        assert_eq!(parsed.seeds.as_deref(), Some("10"));
         assert_eq!(parsed.rounds, None);
     }
 
@@ -119,5 +160,6 @@ mod tests {
         assert!(parse(&args(&["--seed"])).is_err());
         assert!(parse(&args(&["--seed", "x"])).is_err());
         assert!(parse(&args(&["--minutes", "0"])).is_err());
+        assert!(parse(&args(&["--seeds", "0"])).is_err());
     }
 }

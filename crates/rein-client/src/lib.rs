@@ -35,6 +35,8 @@ pub mod metrics;
 mod object;
 mod options;
 pub mod patch;
+pub mod retry;
+pub mod timeout;
 
 pub use client::{Client, ClientBuilder, ClientOptions, SubResourceClient};
 pub use error::{Error, StatusReason, ignore_already_exists, ignore_not_found};
@@ -45,3 +47,22 @@ pub use options::{
 };
 #[doc(inline)]
 pub use rein_scheme::{GroupVersionKind, GroupVersionResource, ObjectKey, Scheme};
+
+/// A kube-client for `config` as rein's manager uses it: kube-client's own retry (up to 15
+/// retries, backing off to 1,000 s) replaced by client-go's ([`retry::RetryAfterLayer`]: only
+/// what the server asks for with `Retry-After`, at most 10 times), and every request, retries
+/// included, bounded by `timeouts` ([`timeout::RequestTimeoutLayer`], outermost).
+pub fn kube_client(
+    config: kube_client::Config,
+    timeouts: timeout::RequestTimeouts,
+) -> Result<kube_client::Client, kube_client::Error> {
+    let mut config = config;
+    config.default_retry = false;
+    let builder = kube_client::client::ClientBuilder::try_from(config)?;
+    Ok(builder
+        // The retry layer sends a request again, so needs a service it can clone.
+        .with_layer(&tower::buffer::BufferLayer::new(1024))
+        .with_layer(&retry::RetryAfterLayer::default())
+        .with_layer(&timeout::RequestTimeoutLayer::new(timeouts))
+        .build())
+}

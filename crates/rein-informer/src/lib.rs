@@ -56,7 +56,9 @@ pub use fifo::{
     RealFifoOptions, Requeue,
 };
 pub use handler::{ResourceEventHandler, ResourceEventHandlerFuncs};
-pub use informer::{HandlerRegistration, InformerOptions, QueueKind, SharedIndexInformer};
+pub use informer::{
+    HandlerRegistration, InformerOptions, InformerStatus, QueueKind, SharedIndexInformer,
+};
 pub use key::{deletion_handling_key, meta_namespace_key, split_meta_namespace_key};
 pub use lister::{Lister, NamespacedLister};
 pub use lister_watcher::{

@@ -21,6 +21,8 @@ pub struct Fault {
     pub(crate) path: Option<String>,
     /// Panic inside the handler (holding the store lock) instead of answering `code`.
     pub(crate) panic: bool,
+    /// Hold the request forever instead of answering `code`.
+    pub(crate) hang: bool,
 }
 
 impl Fault {
@@ -32,6 +34,19 @@ impl Fault {
             retry_after_secs: None,
             path: None,
             panic: false,
+            hang: false,
+        }
+    }
+
+    /// Never answer the next `n` requests: the server holds them until the client gives up
+    /// or the server stops, as a server whose storage stopped answering would. Tests use it to
+    /// show that a client's wait is bounded (a request timeout, a deadline) rather than
+    /// forever. [`Faults::clear`] removes hangs not yet consumed; a request already held
+    /// stays held.
+    pub fn hang(n: usize) -> Fault {
+        Fault {
+            hang: true,
+            ..Fault::server_error(n)
         }
     }
 
@@ -54,6 +69,7 @@ impl Fault {
             retry_after_secs: Some(retry_after_secs),
             path: None,
             panic: false,
+            hang: false,
         }
     }
 
@@ -114,6 +130,18 @@ impl Faults {
         self.inner.injected.lock().push(fault);
     }
 
+    /// How many error answers (and panics) the injected faults not yet consumed still hold: a
+    /// fault of `n` answers counts `n` until requests use them up. Hangs do not count.
+    pub fn pending(&self) -> usize {
+        self.inner
+            .injected
+            .lock()
+            .iter()
+            .filter(|f| !f.hang)
+            .map(|f| f.remaining)
+            .fold(0, usize::saturating_add)
+    }
+
     /// Removes every injected fault not yet consumed.
     pub fn clear(&self) {
         self.inner.injected.lock().clear();
@@ -142,12 +170,26 @@ impl Faults {
 }
 
 impl FaultState {
+    /// Whether new requests are held now.
+    pub(crate) fn is_paused(&self) -> bool {
+        *self.paused.borrow()
+    }
+
+    /// Whether a request for `path` is to hang, consuming one use of a [`Fault::hang`].
+    pub(crate) fn take_hang(&self, path: &str) -> bool {
+        self.take_where(path, true).is_some()
+    }
+
     /// The fault to answer a request for `path` with, consuming one use of it.
     pub(crate) fn take(&self, path: &str) -> Option<Fault> {
+        self.take_where(path, false)
+    }
+
+    fn take_where(&self, path: &str, hang: bool) -> Option<Fault> {
         let mut injected = self.injected.lock();
         let pos = injected
             .iter()
-            .position(|f| f.path.as_deref().is_none_or(|p| path.contains(p)))?;
+            .position(|f| f.hang == hang && f.path.as_deref().is_none_or(|p| path.contains(p)))?;
         let fault = injected[pos].clone();
         injected[pos].remaining -= 1;
         if injected[pos].remaining == 0 {

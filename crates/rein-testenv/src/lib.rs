@@ -47,4 +47,4 @@ pub use env::run_until_signal;
 pub use env::{TestEnv, TestEnvBuilder};
 pub use error::Error;
 pub use faults::{Fault, Faults};
-pub use requests::RequestRecord;
+pub use requests::{InFlightRequest, RequestRecord, RequestStage};

@@ -28,3 +28,118 @@ impl RequestRecord {
             || self.path.contains("/watch/")
     }
 }
+
+/// Where a request the server has not answered yet is waiting.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RequestStage {
+    /// Held while the server is paused ([`crate::Faults::pause`]).
+    Paused,
+    /// Delayed by injected latency ([`crate::Faults::set_latency`]).
+    Delayed,
+    /// Held by a [`crate::Fault::hang`]: it is never answered.
+    Hung,
+    /// In a handler (reading the body, waiting for a resourceVersion, writing).
+    Handling,
+}
+
+/// A request the server has received and not answered yet (a watch counts until its response
+/// starts streaming).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct InFlightRequest {
+    /// HTTP method, e.g. `PUT`.
+    pub method: String,
+    /// Request path.
+    pub path: String,
+    /// Raw query string, if any.
+    pub query: Option<String>,
+    /// Where it is waiting.
+    pub stage: RequestStage,
+    /// How long ago the server received it.
+    pub age: std::time::Duration,
+}
+
+impl std::fmt::Display for InFlightRequest {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{} {}", self.method, self.path)?;
+        if let Some(q) = &self.query {
+            write!(f, "?{q}")?;
+        }
+        write!(f, " ({:?}, {:.1?} old)", self.stage, self.age)
+    }
+}
+
+/// The requests in flight, each removed by its [`Tracked`] guard when answered or dropped.
+#[derive(Debug, Default)]
+pub(crate) struct InFlight {
+    next: std::sync::atomic::AtomicU64,
+    entries: parking_lot::Mutex<std::collections::HashMap<u64, Entry>>,
+}
+
+#[derive(Debug)]
+struct Entry {
+    method: String,
+    path: String,
+    query: Option<String>,
+    stage: RequestStage,
+    since: std::time::Instant,
+}
+
+impl InFlight {
+    /// Records a request until the returned guard drops.
+    pub(crate) fn track(&self, method: &str, path: &str, query: Option<&str>) -> Tracked<'_> {
+        let id = self.next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        self.entries.lock().insert(
+            id,
+            Entry {
+                method: method.to_string(),
+                path: path.to_string(),
+                query: query.map(str::to_string),
+                stage: RequestStage::Handling,
+                since: std::time::Instant::now(),
+            },
+        );
+        Tracked { set: self, id }
+    }
+
+    /// The requests in flight now, oldest first.
+    pub(crate) fn snapshot(&self) -> Vec<InFlightRequest> {
+        let now = std::time::Instant::now();
+        let mut all: Vec<InFlightRequest> = self
+            .entries
+            .lock()
+            .values()
+            .map(|e| InFlightRequest {
+                method: e.method.clone(),
+                path: e.path.clone(),
+                query: e.query.clone(),
+                stage: e.stage,
+                age: now.saturating_duration_since(e.since),
+            })
+            .collect();
+        all.sort_by_key(|r| std::cmp::Reverse(r.age));
+        all
+    }
+}
+
+/// One request in the [`InFlight`] set; dropping it (answered, or the client went away)
+/// removes it.
+#[derive(Debug)]
+pub(crate) struct Tracked<'a> {
+    set: &'a InFlight,
+    id: u64,
+}
+
+impl Tracked<'_> {
+    /// Records where the request is waiting now.
+    pub(crate) fn stage(&self, stage: RequestStage) {
+        if let Some(e) = self.set.entries.lock().get_mut(&self.id) {
+            e.stage = stage;
+        }
+    }
+}
+
+impl Drop for Tracked<'_> {
+    fn drop(&mut self) {
+        self.set.entries.lock().remove(&self.id);
+    }
+}

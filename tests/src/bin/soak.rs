@@ -1,10 +1,22 @@
 //! `soak`: the chaos soak of a manager with several controllers (what `cargo xtask soak` runs).
 
+use std::alloc::System;
 use std::process::ExitCode;
 use std::time::Duration;
 
+use cap::Cap;
 use clap::Parser;
-use rein_tests::soak::{self, Length, SoakConfig};
+use rein_tests::soak::{self, Length, Placement, SoakConfig};
+
+/// glibc's malloc, counting the bytes allocated and not yet freed: the live heap, which the
+/// soak's memory check judges beside the resident set (which also counts pages the allocator
+/// keeps after they were freed).
+#[global_allocator]
+static ALLOCATOR: Cap<System> = Cap::new(System, usize::MAX);
+
+fn live_heap_bytes() -> usize {
+    ALLOCATOR.allocated()
+}
 
 #[derive(Parser, Debug)]
 #[command(about = "Chaos soak: a rein manager with several controllers against rein-testenv")]
@@ -18,13 +30,24 @@ struct Args {
     /// Run exactly this many rounds instead (overrides --minutes).
     #[arg(long)]
     rounds: Option<usize>,
-    /// Run the short configuration of the test suite (five rounds, a few hundred objects).
+    /// Run the short configuration of the test suite (twelve rounds, a few hundred objects).
     #[arg(long)]
     short: bool,
+    /// Run the API server in this process rather than in a child process (its memory then
+    /// counts as the soak's).
+    #[arg(long)]
+    in_process_server: bool,
+    /// Be the API server's child process (the soak starts itself this way).
+    #[arg(long, hide = true)]
+    serve: bool,
 }
 
 fn main() -> anyhow::Result<ExitCode> {
     let args = Args::parse();
+    if args.serve {
+        soak::serve_child()?;
+        return Ok(ExitCode::SUCCESS);
+    }
     let duration = Duration::from_secs_f64((args.minutes * 60.0).max(1.0));
     let mut config = if args.short {
         SoakConfig::short(args.seed)
@@ -34,16 +57,44 @@ fn main() -> anyhow::Result<ExitCode> {
     if let Some(rounds) = args.rounds {
         config.length = Length::Rounds(rounds.max(1));
     }
+    if !args.in_process_server {
+        config.server = Placement::Child(std::env::current_exe()?);
+    }
     config.progress = true;
+    config.heap_bytes = Some(live_heap_bytes);
     println!(
-        "soak: seed {}, {:?}, churn {} per round, population {}",
-        config.seed, config.length, config.churn, config.population
+        "soak: seed {}, {:?}, churn {} per round, population {}, API server {}, \
+         MALLOC_ARENA_MAX={}",
+        config.seed,
+        config.length,
+        config.churn,
+        config.population,
+        match config.server {
+            Placement::InProcess => "in process",
+            Placement::Child(_) => "in a child process",
+        },
+        std::env::var("MALLOC_ARENA_MAX").unwrap_or_else(|_| "unset".into())
     );
-    let outcome = soak::run(&config)?;
+    let outcome = match soak::run(&config) {
+        Ok(outcome) => outcome,
+        Err(err) => {
+            println!("SOAK|seed={}|error={}", config.seed, first_line(&err));
+            return Err(err.into());
+        }
+    };
     println!("{outcome}");
+    println!("SOAK|{}", outcome.summary());
     Ok(if outcome.passed() {
         ExitCode::SUCCESS
     } else {
         ExitCode::FAILURE
     })
+}
+
+fn first_line(err: &dyn std::fmt::Display) -> String {
+    err.to_string()
+        .lines()
+        .next()
+        .unwrap_or_default()
+        .to_string()
 }

@@ -6,8 +6,9 @@ use std::time::Duration;
 
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
-use rein_testenv::{Fault, Faults};
 use tokio_util::sync::CancellationToken;
+
+use super::server::FaultSink;
 
 /// How many faults of each kind the driver injected.
 #[derive(Debug, Default, Clone, PartialEq, Eq)]
@@ -28,6 +29,8 @@ pub struct FaultCounts {
     pub latency_periods: u64,
     /// Times the server was paused (then resumed).
     pub pauses: u64,
+    /// Error bursts not injected because the previous one was not used up yet.
+    pub skipped_bursts: u64,
 }
 
 impl FaultCounts {
@@ -47,7 +50,8 @@ impl fmt::Display for FaultCounts {
         write!(
             f,
             "{} in all: {} watch drops, {} compactions, {} bursts of 500 ({} answers), \
-             {} bursts of 429 ({} answers), {} latency periods, {} pauses",
+             {} bursts of 429 ({} answers), {} latency periods, {} pauses; {} bursts skipped \
+             while one was pending",
             self.total(),
             self.close_watches,
             self.compactions,
@@ -56,7 +60,8 @@ impl fmt::Display for FaultCounts {
             self.throttle_bursts,
             self.throttles,
             self.latency_periods,
-            self.pauses
+            self.pauses,
+            self.skipped_bursts
         )
     }
 }
@@ -64,7 +69,7 @@ impl fmt::Display for FaultCounts {
 /// Injects one random fault every `interval` (a random time within the range) until `stop`,
 /// then clears every fault and returns the counts.
 pub(crate) async fn run(
-    faults: Faults,
+    faults: FaultSink,
     seed: u64,
     interval: (Duration, Duration),
     stop: CancellationToken,
@@ -80,7 +85,18 @@ pub(crate) async fn run(
         {
             break;
         }
-        match rng.random_range(0..6) {
+        // A burst of error answers waits for requests to use it up. Bursts injected faster
+        // than the traffic consumes them would pile up until every request met an error and
+        // every client backed off further (the soak's hang, docs/reliability.md): an error
+        // burst is injected only once the previous one is used up, so errors stay bounded by
+        // the traffic, as a real server's throttling is.
+        let choice = rng.random_range(0..6);
+        let busy = matches!(choice, 2 | 3) && faults.pending() > 0;
+        if busy {
+            counts.skipped_bursts += 1;
+            continue;
+        }
+        match choice {
             0 => {
                 faults.close_watches();
                 counts.close_watches += 1;
@@ -91,13 +107,13 @@ pub(crate) async fn run(
             }
             2 => {
                 let n = rng.random_range(1..=6);
-                faults.inject(Fault::server_error(n));
+                faults.server_errors(n);
                 counts.server_error_bursts += 1;
                 counts.server_errors += n as u64;
             }
             3 => {
                 let n = rng.random_range(1..=6);
-                faults.inject(Fault::too_many_requests(n, rng.random_range(0..=1)));
+                faults.throttle(n, rng.random_range(0..=1));
                 counts.throttle_bursts += 1;
                 counts.throttles += n as u64;
             }
@@ -121,4 +137,41 @@ pub(crate) async fn run(
     faults.set_latency(Duration::ZERO);
     faults.resume();
     counts
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use rein_testenv::TestEnv;
+    use tokio_util::sync::CancellationToken;
+
+    use super::*;
+
+    /// With no traffic to use them up, error bursts must not pile up: a chaos driver that
+    /// kept injecting them left hundreds of error answers waiting, so every request of the
+    /// soak met one and every client backed off further, until nothing moved (the soak's
+    /// hang). Ten simulated minutes on tokio's paused clock.
+    #[tokio::test(start_paused = true)]
+    async fn error_bursts_do_not_pile_up_without_traffic() {
+        let env = TestEnv::start().await.expect("testenv");
+        let stop = CancellationToken::new();
+        let chaos = tokio::spawn(run(
+            FaultSink::InProcess(env.faults()),
+            11,
+            (Duration::from_millis(100), Duration::from_millis(400)),
+            stop.clone(),
+        ));
+        let mut most = 0;
+        for _ in 0..600 {
+            tokio::time::sleep(Duration::from_secs(1)).await;
+            most = most.max(env.faults().pending());
+        }
+        stop.cancel();
+        let counts = chaos.await.unwrap();
+        assert!(most <= 6, "{most} error answers waited at once");
+        assert!(counts.server_error_bursts + counts.throttle_bursts >= 1);
+        assert!(counts.skipped_bursts > 100, "{counts}");
+        assert_eq!(env.faults().pending(), 0, "cleared at the end");
+    }
 }

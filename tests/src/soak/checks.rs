@@ -311,7 +311,12 @@ async fn diff<K: Object>(cached: &Client, live: &Client, kind: &str, problems: &
 
 /// The process's resident set size in KiB (`VmRSS` of /proc/self/status), where Linux has it.
 pub(crate) fn rss_kib() -> Option<u64> {
-    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    rss_kib_of("/proc/self/status")
+}
+
+/// The resident memory a `/proc/<pid>/status` file reports, KiB.
+pub(crate) fn rss_kib_of(path: &str) -> Option<u64> {
+    let status = std::fs::read_to_string(path).ok()?;
     let line = status.lines().find(|l| l.starts_with("VmRSS:"))?;
     line.split_whitespace().nth(1)?.parse().ok()
 }

@@ -11,6 +11,12 @@ pub enum SoakError {
     /// rein-testenv did not start.
     #[error("starting rein-testenv")]
     TestEnv(#[source] rein_testenv::Error),
+    /// The soak's own client could not be built.
+    #[error("building the soak's client")]
+    Client(#[source] kube_client::Error),
+    /// The API server's child process did not start or answer.
+    #[error("the API server's child process: {0}")]
+    ChildServer(String),
     /// The manager could not be built.
     #[error("building the manager")]
     Manager(#[source] rein::manager::Error),
@@ -36,6 +42,16 @@ pub enum SoakError {
         /// The last error.
         #[source]
         source: kube_client::Error,
+    },
+    /// The run passed its deadline, or stopped progressing; the report says what everything
+    /// was waiting on.
+    #[error("the soak stalled: {why}\n{report}")]
+    Stalled {
+        /// Which limit passed, and in which phase.
+        why: String,
+        /// The writer's writes in flight, the requests the server holds, each informer's
+        /// step, each controller's queue.
+        report: String,
     },
     /// A soak task panicked or was cancelled.
     #[error("running a soak task")]
@@ -89,11 +105,13 @@ pub enum SoakFailure {
         /// Tasks alive before the manager was built.
         baseline: usize,
     },
-    /// Resident memory kept growing across the later rounds.
+    /// Memory kept growing across the later rounds.
     #[error(
-        "resident memory grew from {from_kib} KiB to {to_kib} KiB across the later rounds (bound {bound_kib} KiB)"
+        "{what} grew from {from_kib} KiB to {to_kib} KiB across the later rounds (bound {bound_kib} KiB)"
     )]
     MemoryGrew {
+        /// Which measure grew: the resident set or the live heap.
+        what: &'static str,
         /// Mean RSS over the second quarter of the rounds.
         from_kib: u64,
         /// Mean RSS over the last quarter of the rounds.

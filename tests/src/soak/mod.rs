@@ -11,6 +11,8 @@ mod checks;
 mod controllers;
 mod error;
 mod report;
+mod server;
+mod watchdog;
 mod writer;
 
 use std::collections::HashMap;
@@ -25,16 +27,18 @@ use rand::SeedableRng;
 use rand::rngs::StdRng;
 use rein::controller::{ControllerManagedBy, ControllerOptions, Request, RequestQueue};
 use rein::manager::Manager;
-use rein_testenv::TestEnv;
 use tokio::runtime::Runtime;
 use tokio_util::sync::CancellationToken;
 
 pub use chaos::FaultCounts;
 pub use error::{SoakError, SoakFailure};
 pub use report::{SoakOutcome, SoakReport};
+pub use server::{Placement, serve_child};
 
 use checks::Problems;
 use controllers::{Guard, Mirror, NAMESPACE, Scaler, Tracked, Tracker, lock, mirror_name};
+use server::Server;
+use watchdog::Progress;
 use writer::{Apis, Model, Sizing};
 
 /// How long the writer keeps going.
@@ -66,11 +70,26 @@ pub struct SoakConfig {
     pub workers: usize,
     /// How long to wait for the objects to converge once the chaos stopped.
     pub converge_timeout: Duration,
+    /// The whole run's deadline: past it the soak stops and reports what everything is
+    /// waiting on ([`SoakError::Stalled`]) instead of waiting on.
+    pub deadline: Duration,
+    /// The soak stops the same way when no write, round or check finished for this long.
+    pub stall_timeout: Duration,
     /// Check that resident memory stays bounded across the later rounds (long runs only: a
     /// short run has too few rounds after warm-up to tell growth from noise).
     pub check_memory: bool,
     /// Print a line per round.
     pub progress: bool,
+    /// Where the API server runs.
+    pub server: Placement,
+    /// From the end of this round on, the server holds every request forever
+    /// ([`rein_testenv::Fault::hang`]): a deliberately hung wait, which the watchdog must
+    /// report within [`SoakConfig::stall_timeout`].
+    pub hang_after_round: Option<usize>,
+    /// Reads the process's live heap (bytes allocated and not freed), when its allocator
+    /// counts them (the `soak` binary's does); recorded every round and judged by the memory
+    /// check beside the resident set.
+    pub heap_bytes: Option<fn() -> usize>,
 }
 
 impl SoakConfig {
@@ -85,8 +104,13 @@ impl SoakConfig {
             chaos_interval: (Duration::from_millis(100), Duration::from_millis(300)),
             workers: 4,
             converge_timeout: Duration::from_secs(120),
+            deadline: Duration::from_secs(300),
+            stall_timeout: Duration::from_secs(60),
             check_memory: false,
             progress: false,
+            server: Placement::InProcess,
+            hang_after_round: None,
+            heap_bytes: None,
         }
     }
 
@@ -101,8 +125,14 @@ impl SoakConfig {
             chaos_interval: (Duration::from_millis(100), Duration::from_millis(400)),
             workers: 4,
             converge_timeout: Duration::from_secs(300),
+            // The run, the convergence wait, and three minutes for the checks and the stop.
+            deadline: duration + Duration::from_secs(300 + 180),
+            stall_timeout: Duration::from_secs(90),
             check_memory: true,
             progress: true,
+            server: Placement::InProcess,
+            hang_after_round: None,
+            heap_bytes: None,
         }
     }
 }
@@ -124,11 +154,23 @@ pub fn run(config: &SoakConfig) -> Result<SoakOutcome, SoakError> {
         .enable_all()
         .build()
         .map_err(SoakError::Runtime)?;
-    let env = server_rt
-        .block_on(TestEnv::start())
-        .map_err(SoakError::TestEnv)?;
-    let outcome = driver_rt.block_on(drive(config, &env, &manager_rt));
-    server_rt.block_on(env.shutdown());
+    let server = Server::start(&config.server, &server_rt)?;
+    let progress = Arc::new(Progress::default());
+    let outcome = driver_rt.block_on(async {
+        tokio::select! {
+            outcome = drive(config, &server, &manager_rt, &progress) => outcome,
+            // The report is taken before `select!` drops the stalled run (and with it the
+            // writes it shows as in flight).
+            (why, report) = async {
+                let why = progress.watch(config.deadline, config.stall_timeout).await;
+                (why, progress.report(&server, manager_rt.metrics().num_alive_tasks()))
+            } => Err(SoakError::Stalled { why, report }),
+        }
+    });
+    progress.forget_manager();
+    // A stalled run leaves its tasks behind: dropping the runtimes cancels them.
+    drop(manager_rt);
+    server.shutdown(&server_rt);
     outcome
 }
 
@@ -142,23 +184,26 @@ struct Shared {
 
 async fn drive(
     config: &SoakConfig,
-    env: &TestEnv,
+    server: &Server,
     manager_rt: &Runtime,
+    progress: &Arc<Progress>,
 ) -> Result<SoakOutcome, SoakError> {
     let started = Instant::now();
-    let kube = env.client();
-    let apis = Apis::new(kube.clone());
+    let kube = kube_client::Client::try_from(server.config()).map_err(SoakError::Client)?;
+    let apis = Apis::new(kube.clone(), progress.clone());
     let shared = Shared::default();
     let baseline_tasks = manager_rt.metrics().num_alive_tasks();
 
     let (mgr, queues) = manager_rt
         .spawn(build_manager(
-            env.config(),
+            server.config(),
             config.workers,
             shared_handles(&shared),
         ))
         .await
         .map_err(SoakError::Task)??;
+    progress.manager(&mgr, &queues);
+    progress.phase("the manager's start and cache sync");
     let stop = CancellationToken::new();
     let running = manager_rt.spawn({
         let (mgr, stop) = (mgr.clone(), stop.clone());
@@ -175,7 +220,7 @@ async fn drive(
 
     let chaos_stop = CancellationToken::new();
     let chaos = tokio::spawn(chaos::run(
-        env.faults(),
+        server.faults(),
         config.seed,
         config.chaos_interval,
         chaos_stop.clone(),
@@ -187,6 +232,8 @@ async fn drive(
         population: config.population,
     };
     let mut rss_kib = Vec::new();
+    let mut server_rss_kib = Vec::new();
+    let mut heap_kib = Vec::new();
     let mut tasks_peak = 0;
     let mut rounds = 0;
     let mut write_error = None;
@@ -196,19 +243,30 @@ async fn drive(
             Length::Time(d) => started.elapsed() < d,
         }
     {
+        progress.phase(format!("round {} of the writer", rounds + 1));
         if let Err(err) = model.round(&apis, &mut rng, sizing).await {
             write_error = Some(err);
             break;
         }
         rounds += 1;
         // The server's request log is for tests asserting on traffic; keep it from growing.
-        env.clear_requests();
+        server.clear_requests();
+        if config.hang_after_round == Some(rounds) {
+            server.faults().hang(usize::MAX, "/");
+        }
         tasks_peak = tasks_peak.max(manager_rt.metrics().num_alive_tasks());
         let rss = checks::rss_kib().unwrap_or(0);
         rss_kib.push(rss);
+        let server_rss = server.child_rss_kib();
+        server_rss_kib.extend(server_rss);
+        let heap = config.heap_bytes.map(|f| f() as u64 / 1024);
+        heap_kib.extend(heap);
         if config.progress {
+            let heap = heap.map_or(String::new(), |k| format!("  heap {k:>7} KiB"));
+            let server_rss =
+                server_rss.map_or(String::new(), |k| format!("  server rss {k:>7} KiB"));
             println!(
-                "round {rounds:>4}  {:>6.1}s  writes {:>7}  live sources {:>5}  rss {:>7} KiB",
+                "round {rounds:>4}  {:>6.1}s  writes {:>7}  live sources {:>5}  rss {:>7} KiB{heap}{server_rss}",
                 started.elapsed().as_secs_f64(),
                 model.writes,
                 model.sources.len(),
@@ -220,6 +278,7 @@ async fn drive(
     chaos_stop.cancel();
     let faults = chaos.await.map_err(SoakError::Task)?;
     if let Some(err) = write_error {
+        progress.phase(format!("the manager's stop after a write failed: {err}"));
         stop.cancel();
         let _ = running.await;
         return Err(err);
@@ -228,7 +287,8 @@ async fn drive(
 
     let mut failures = Vec::new();
     let calm = Instant::now();
-    let converged = poll(config.converge_timeout, || {
+    progress.phase("the wait for the objects to converge");
+    let converged = poll(progress, config.converge_timeout, || {
         checks::desired_state(&kube, &model)
     })
     .await;
@@ -246,16 +306,21 @@ async fn drive(
     // is the likeliest reason for that, and this says which.
     {
         let (cached, live) = (mgr.client(), mgr.api_reader());
-        let synced = poll(Duration::from_secs(30), || {
+        progress.phase("the check that the caches match the server");
+        let synced = poll(progress, Duration::from_secs(30), || {
             checks::cache_matches_server(&cached, &live)
         })
         .await;
         if let Err(problems) = synced {
             failures.push(SoakFailure::CacheDiverged {
-                problems: format!("{problems}{}", list_watch_log(env, &problems)),
+                problems: match server.env() {
+                    Some(env) => format!("{problems}{}", list_watch_log(env, &problems)),
+                    None => problems.to_string(),
+                },
             });
         }
-        if let Err(problems) = poll(Duration::from_secs(30), || async {
+        progress.phase("the check that no per-key state is left");
+        if let Err(problems) = poll(progress, Duration::from_secs(30), || async {
             idle(&queues, &shared, &model)
         })
         .await
@@ -275,6 +340,7 @@ async fn drive(
     let live_objects = live_object_count(&mgr).await;
 
     // Stop the manager, drop every handle on it, and wait for its tasks to end.
+    progress.phase("the manager's stop");
     stop.cancel();
     match running.await {
         Ok(Ok(())) => {}
@@ -285,10 +351,12 @@ async fn drive(
             message: render(&err),
         }),
     }
+    progress.forget_manager();
     drop(queues);
     drop(mgr);
     let alive = || manager_rt.metrics().num_alive_tasks();
-    let drained = poll(Duration::from_secs(30), || async {
+    progress.phase("the wait for the manager's tasks to end");
+    let drained = poll(progress, Duration::from_secs(30), || async {
         let mut p = Problems::default();
         if alive() > baseline_tasks {
             p.push(format!("{} tasks alive", alive()));
@@ -302,10 +370,9 @@ async fn drive(
             baseline: baseline_tasks,
         });
     }
-    if config.check_memory
-        && let Some(failure) = memory_growth(&rss_kib)
-    {
-        failures.push(failure);
+    if config.check_memory {
+        failures.extend(memory_growth("resident memory", &rss_kib));
+        failures.extend(memory_growth("the live heap", &heap_kib));
     }
 
     let counts = shared.tracker.counts();
@@ -322,6 +389,8 @@ async fn drive(
         chaos_time,
         convergence,
         rss_kib,
+        server_rss_kib,
+        heap_kib,
         tasks_baseline: baseline_tasks,
         tasks_peak,
         tasks_after: alive(),
@@ -339,7 +408,7 @@ fn shared_handles(shared: &Shared) -> Shared {
 }
 
 /// The three controllers' queues.
-type Queues = Vec<(&'static str, RequestQueue)>;
+pub(crate) type Queues = Vec<(&'static str, RequestQueue)>;
 
 /// Builds the manager and its controllers (on the manager's runtime).
 async fn build_manager(
@@ -455,7 +524,7 @@ fn idle(queues: &Queues, shared: &Shared, model: &Model) -> Problems {
 
 /// For a diagnosis of a diverged cache: the list and watch requests the server answered since
 /// the last round for the kinds named in `problems` (the log is cleared every round).
-fn list_watch_log(env: &TestEnv, problems: &Problems) -> String {
+fn list_watch_log(env: &rein_testenv::TestEnv, problems: &Problems) -> String {
     let text = problems.to_string();
     let mut out = String::new();
     for (kind, plural) in [
@@ -508,8 +577,8 @@ async fn live_object_count(mgr: &Manager) -> usize {
 }
 
 /// Polls `check` every 100 ms until it finds no problems, for at most `timeout`; returns the
-/// last problems found on timeout.
-async fn poll<F, Fut>(timeout: Duration, mut check: F) -> Result<(), Problems>
+/// last problems found on timeout. Each finished check counts as progress for the watchdog.
+async fn poll<F, Fut>(progress: &Progress, timeout: Duration, mut check: F) -> Result<(), Problems>
 where
     F: FnMut() -> Fut,
     Fut: Future<Output = Problems>,
@@ -517,6 +586,7 @@ where
     let deadline = tokio::time::Instant::now() + timeout;
     loop {
         let problems = check().await;
+        progress.tick();
         if problems.is_empty() {
             return Ok(());
         }
@@ -527,22 +597,24 @@ where
     }
 }
 
-/// Resident memory must plateau once the writer's population is steady: the mean RSS over the
-/// last quarter of the rounds may exceed the mean over the second quarter (the first quarter is
-/// warm-up, while the population grows to its target) by at most 25 % + 32 MiB. The slack
-/// covers allocator fragmentation, the API server's bounded watch history and buffers that
-/// grow to a high-water mark; a leak per write or per reconcile (thousands of each per round)
-/// grows without bound and crosses it over a run of several minutes.
-fn memory_growth(rss_kib: &[u64]) -> Option<SoakFailure> {
-    let n = rss_kib.len();
+/// Memory (the resident set, or the live heap) must plateau once the writer's population is
+/// steady: its mean over the last quarter of the rounds may exceed the mean over the second
+/// quarter (the first quarter is warm-up, while the population grows to its target) by at most
+/// 25 % + 32 MiB. The slack covers allocator fragmentation, an in-process API server's bounded
+/// watch history and buffers that grow to a high-water mark; a leak per write or per reconcile
+/// (thousands of each per round) grows without bound and crosses it over a run of several
+/// minutes.
+fn memory_growth(what: &'static str, kib: &[u64]) -> Option<SoakFailure> {
+    let n = kib.len();
     if n < 8 {
         return None;
     }
     let mean = |s: &[u64]| s.iter().sum::<u64>() / s.len().max(1) as u64;
-    let from_kib = mean(&rss_kib[n / 4..n / 2]);
-    let to_kib = mean(&rss_kib[n - n / 4..]);
+    let from_kib = mean(&kib[n / 4..n / 2]);
+    let to_kib = mean(&kib[n - n / 4..]);
     let bound_kib = from_kib / 4 + 32 * 1024;
     (to_kib > from_kib + bound_kib).then_some(SoakFailure::MemoryGrew {
+        what,
         from_kib,
         to_kib,
         bound_kib,
@@ -571,14 +643,14 @@ mod tests {
             100_000, 150_000, 160_000, 161_000, 160_500, 162_000, 161_000, 163_000,
         ]
         .into();
-        assert!(memory_growth(&flat).is_none());
+        assert!(memory_growth("rss", &flat).is_none());
         let growing: Vec<u64> = (0..16).map(|i| 100_000 + i * 20_000).collect();
         assert!(matches!(
-            memory_growth(&growing),
+            memory_growth("rss", &growing),
             Some(SoakFailure::MemoryGrew { .. })
         ));
         assert!(
-            memory_growth(&growing[..4]).is_none(),
+            memory_growth("rss", &growing[..4]).is_none(),
             "too few rounds to judge"
         );
     }

@@ -32,8 +32,15 @@ pub struct SoakReport {
     pub chaos_time: Duration,
     /// From the moment the chaos stopped until every object was in its desired state.
     pub convergence: Option<Duration>,
-    /// Resident memory at the end of each round, KiB.
+    /// The soak's resident memory (the client side: manager, writer, checks; and the API
+    /// server when it runs in process) at the end of each round, KiB.
     pub rss_kib: Vec<u64>,
+    /// The API server's resident memory at the end of each round, KiB (empty when it runs
+    /// in the soak's process).
+    pub server_rss_kib: Vec<u64>,
+    /// The soak's live heap (bytes allocated and not freed) at the end of each round, KiB
+    /// (empty unless its allocator counts them).
+    pub heap_kib: Vec<u64>,
     /// Tasks alive on the manager's runtime before it was built.
     pub tasks_baseline: usize,
     /// The most tasks seen alive on the manager's runtime at the end of a round.
@@ -55,6 +62,35 @@ impl SoakOutcome {
     /// Whether every check passed.
     pub fn passed(&self) -> bool {
         self.failures.is_empty()
+    }
+
+    /// One line of `key=value` fields, `|`-separated: what `cargo xtask soak` tabulates per
+    /// seed.
+    pub fn summary(&self) -> String {
+        let r = &self.report;
+        let peak = |s: &[u64]| s.iter().max().map_or(0, |k| k / 1024);
+        let last = |s: &[u64]| s.last().map_or(0, |k| k / 1024);
+        let mut fields = vec![
+            format!("seed={}", r.seed),
+            format!("checks={}", if self.passed() { "passed" } else { "FAILED" }),
+            format!(
+                "convergence={}",
+                r.convergence
+                    .map_or("never".into(), |d| format!("{:.1}s", d.as_secs_f64()))
+            ),
+            format!("faults={}", r.faults.total()),
+            format!("writes={}", r.writes),
+            format!("rss_peak={}MiB", peak(&r.rss_kib)),
+            format!("rss_final={}MiB", last(&r.rss_kib)),
+        ];
+        if !r.heap_kib.is_empty() {
+            fields.push(format!("heap_peak={}MiB", peak(&r.heap_kib)));
+            fields.push(format!("heap_final={}MiB", last(&r.heap_kib)));
+        }
+        if !r.server_rss_kib.is_empty() {
+            fields.push(format!("server_rss_peak={}MiB", peak(&r.server_rss_kib)));
+        }
+        fields.join("|")
     }
 }
 
@@ -94,31 +130,45 @@ impl fmt::Display for SoakReport {
             )?,
             None => writeln!(f, "  convergence       never")?,
         }
-        // At most ~30 figures on the line: every `step`-th round, and always the last.
-        let step = self.rss_kib.len().div_ceil(30).max(1);
-        let mut rss: Vec<String> = self
-            .rss_kib
-            .iter()
-            .step_by(step)
-            .map(|k| (k / 1024).to_string())
-            .collect();
-        if !self.rss_kib.len().saturating_sub(1).is_multiple_of(step)
-            && let Some(last) = self.rss_kib.last()
-        {
-            rss.push((last / 1024).to_string());
+        writeln!(f, "  rss MiB, {}", series(&self.rss_kib))?;
+        if !self.heap_kib.is_empty() {
+            writeln!(f, "  live heap MiB, {}", series(&self.heap_kib))?;
         }
-        let every = if step == 1 {
-            "per round".to_owned()
-        } else {
-            format!("every {step} rounds")
-        };
-        writeln!(f, "  rss MiB, {every}: {}", rss.join(" "))?;
+        if !self.server_rss_kib.is_empty() {
+            writeln!(
+                f,
+                "  server rss MiB (its own process), {}",
+                series(&self.server_rss_kib)
+            )?;
+        }
         write!(
             f,
             "  manager tasks     {} before, {} at peak, {} after stop",
             self.tasks_baseline, self.tasks_peak, self.tasks_after
         )
     }
+}
+
+/// At most ~30 figures of a per-round series, in MiB: every `step`-th round, and always the
+/// last, after a note of the step.
+fn series(kib: &[u64]) -> String {
+    let step = kib.len().div_ceil(30).max(1);
+    let mut figures: Vec<String> = kib
+        .iter()
+        .step_by(step)
+        .map(|k| (k / 1024).to_string())
+        .collect();
+    if !kib.len().saturating_sub(1).is_multiple_of(step)
+        && let Some(last) = kib.last()
+    {
+        figures.push((last / 1024).to_string());
+    }
+    let every = if step == 1 {
+        "per round".to_owned()
+    } else {
+        format!("every {step} rounds")
+    };
+    format!("{every}: {}", figures.join(" "))
 }
 
 impl fmt::Display for SoakOutcome {

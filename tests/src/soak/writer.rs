@@ -15,6 +15,7 @@ use serde_json::{Value, json};
 
 use super::controllers::{NAMESPACE, ROLE, SET, WANT};
 use super::error::SoakError;
+use super::watchdog::Progress;
 
 /// Writes in flight at once.
 const CONCURRENCY: usize = 8;
@@ -68,15 +69,17 @@ pub(crate) struct Apis {
     secrets: Api<Secret>,
     sets: Api<ReplicaSet>,
     pods: Api<Pod>,
+    progress: std::sync::Arc<Progress>,
 }
 
 impl Apis {
-    pub(crate) fn new(client: kube_client::Client) -> Apis {
+    pub(crate) fn new(client: kube_client::Client, progress: std::sync::Arc<Progress>) -> Apis {
         Apis {
             config_maps: Api::namespaced(client.clone(), NAMESPACE),
             secrets: Api::namespaced(client.clone(), NAMESPACE),
             sets: Api::namespaced(client.clone(), NAMESPACE),
             pods: Api::namespaced(client, NAMESPACE),
+            progress,
         }
     }
 }
@@ -214,6 +217,7 @@ fn replica_set(name: &str, replicas: i32) -> Value {
 
 /// Runs one write, retrying transient failures (5xx, 429, transport errors).
 async fn execute(apis: &Apis, op: Op) -> Result<(), SoakError> {
+    let in_flight = apis.progress.write(format!("{op:?}"));
     let mut attempt = 0;
     loop {
         attempt += 1;
@@ -234,6 +238,7 @@ async fn execute(apis: &Apis, op: Op) -> Result<(), SoakError> {
         if settled {
             return Ok(());
         }
+        in_flight.failed_attempt();
         let transient = match &err {
             kube_client::Error::Api(status) => matches!(status.code, 429 | 500 | 502 | 503 | 504),
             kube_client::Error::SerdeError(_) => false,

@@ -15,8 +15,8 @@ use std::sync::Arc;
 use kube_client::core::{ApiResource, DynamicObject, ObjectList};
 use parking_lot::Mutex;
 use rein_informer::{
-    ApiListerWatcher, HasSynced, InformerOptions, ListWatchOptions, SharedIndexInformer,
-    SharedInformerFactory,
+    ApiListerWatcher, HasSynced, InformerOptions, InformerStatus, ListWatchOptions,
+    SharedIndexInformer, SharedInformerFactory,
 };
 use rein_scheme::{GroupVersionKind, ObjectKey, RestMapping, Scope};
 use tokio::sync::watch;
@@ -63,6 +63,19 @@ struct Entry {
     /// started by the factory.
     run: Option<RunFn>,
     running: bool,
+    /// The kind, for status reports.
+    kind: String,
+    status: StatusFn,
+}
+
+type StatusFn = Arc<dyn Fn() -> InformerStatus + Send + Sync>;
+
+fn status_fn<K>(informer: &Arc<SharedIndexInformer<K>>) -> StatusFn
+where
+    K: kube_client::Resource + Send + Sync + 'static,
+{
+    let informer = informer.clone();
+    Arc::new(move || informer.status())
 }
 
 type RunFn = Arc<dyn Fn(CancellationToken) -> JoinHandle<()> + Send + Sync>;
@@ -183,6 +196,24 @@ impl Cache {
         }
     }
 
+    /// Every informer the cache holds, by kind (`group/version, Kind=...`), with what it is
+    /// doing now: whether it has synced, its reflector's step and for how long, and what
+    /// waits in its queue and handler buffers. Sorted by kind. For diagnosing a cache that
+    /// stopped following the server.
+    pub fn informer_statuses(&self) -> Vec<(String, InformerStatus)> {
+        let entries: Vec<(String, StatusFn)> = self
+            .inner
+            .informers
+            .lock()
+            .values()
+            .map(|e| (e.kind.clone(), e.status.clone()))
+            .collect();
+        let mut all: Vec<(String, InformerStatus)> =
+            entries.into_iter().map(|(k, f)| (k, f())).collect();
+        all.sort_by(|a, b| a.0.cmp(&b.0));
+        all
+    }
+
     /// The shared informer for `K`, created on first use. If the cache is running, it is
     /// started and this waits until it has synced.
     pub async fn informer_for<K: Object>(&self) -> Result<Arc<SharedIndexInformer<K>>, Error> {
@@ -282,6 +313,8 @@ impl Cache {
                 synced: informer.clone(),
                 run,
                 running: false,
+                kind: endpoint.gvk.to_string(),
+                status: status_fn(&informer),
             },
         );
         informer
@@ -335,6 +368,8 @@ impl Cache {
                 synced: informer.clone(),
                 run,
                 running: false,
+                kind: mapping.gvk.to_string(),
+                status: status_fn(&informer),
             },
         );
         informer

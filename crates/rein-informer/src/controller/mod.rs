@@ -7,7 +7,7 @@ use kube_client::Resource;
 use parking_lot::Mutex;
 use tokio_util::sync::CancellationToken;
 
-use crate::reflector::ResourceVersionCell;
+use crate::reflector::{ReflectorStatus, ResourceVersionCell, StatusCell};
 use crate::{
     Delta, ListerWatcher, Queue, Reflector, ReflectorOptions, Requeue, ShouldResyncFn, TransformFn,
     WatchErrorHandler,
@@ -54,6 +54,7 @@ pub struct Controller<K> {
     queue: Arc<dyn Queue<K>>,
     config: Mutex<Option<Config<K>>>,
     last_sync: ResourceVersionCell,
+    status: StatusCell,
     known: Option<crate::Indexer<K>>,
     behind: Option<Behind>,
 }
@@ -83,6 +84,7 @@ impl<K: Resource + Send + Sync + 'static> Controller<K> {
             queue: config.queue.clone(),
             config: Mutex::new(Some(config)),
             last_sync: ResourceVersionCell::default(),
+            status: StatusCell::default(),
             known: None,
             behind: None,
         }
@@ -111,6 +113,11 @@ impl<K: Resource + Send + Sync + 'static> Controller<K> {
         self.last_sync.get()
     }
 
+    /// What its reflector is doing now (see [`ReflectorStatus`]).
+    pub fn reflector_status(&self) -> ReflectorStatus {
+        self.status.snapshot(self.last_sync.get())
+    }
+
     /// Runs until `stop` is cancelled; then closes the queue, drains it and returns. Runs once:
     /// a second call returns immediately.
     pub async fn run(&self, stop: CancellationToken) {
@@ -132,6 +139,7 @@ impl<K: Resource + Send + Sync + 'static> Controller<K> {
             .with_transform(transform)
             .with_watch_error_handler(watch_error_handler)
             .with_resource_version_cell(self.last_sync.clone())
+            .with_status_cell(self.status.clone())
             .with_known_objects(self.known.clone());
         if let Some(f) = should_resync {
             reflector = reflector.with_should_resync(f);

@@ -83,6 +83,44 @@ impl HasSynced for HandlerRegistration {
     }
 }
 
+/// A snapshot of a [`SharedIndexInformer`]'s state (see [`SharedIndexInformer::status`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct InformerStatus {
+    /// `run` has been called.
+    pub started: bool,
+    /// `run` has returned.
+    pub stopped: bool,
+    /// The initial list has been stored and distributed.
+    pub synced: bool,
+    /// The reflector's step; `None` before `run`.
+    pub reflector: Option<crate::reflector::ReflectorStatus>,
+    /// Changes read from the server and not yet applied to the cache.
+    pub queued: usize,
+    /// Notifications waiting in each running handler's buffer.
+    pub handler_buffers: Vec<usize>,
+}
+
+impl fmt::Display for InformerStatus {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let state = match (self.started, self.stopped, self.synced) {
+            (false, _, _) => "not started",
+            (_, true, _) => "stopped",
+            (_, _, false) => "syncing",
+            _ => "synced",
+        };
+        write!(f, "{state}; ")?;
+        match &self.reflector {
+            Some(r) => write!(f, "reflector {r}")?,
+            None => write!(f, "no reflector yet")?,
+        }
+        write!(
+            f,
+            "; {} queued; handler buffers {:?}",
+            self.queued, self.handler_buffers
+        )
+    }
+}
+
 struct Inner<K> {
     indexer: Indexer<K>,
     processor: Processor<K>,
@@ -217,6 +255,28 @@ where
     /// True once `run` has returned.
     pub fn is_stopped(&self) -> bool {
         self.lifecycle.lock().stopped
+    }
+
+    /// What the informer is doing now: started, synced, its reflector's step, and how much
+    /// waits in its queue and in each handler's buffer. For diagnosing an informer that stopped
+    /// delivering; every field is read without waiting on the informer.
+    pub fn status(&self) -> InformerStatus {
+        let (started, stopped) = {
+            let lc = self.lifecycle.lock();
+            (lc.started, lc.stopped)
+        };
+        InformerStatus {
+            started,
+            stopped,
+            synced: self.has_synced(),
+            reflector: self
+                .controller
+                .lock()
+                .as_ref()
+                .map(|c| c.reflector_status()),
+            queued: self.inner.queue.len(),
+            handler_buffers: self.inner.processor.buffered(),
+        }
     }
 
     /// The resource version of the last list, event or bookmark the reflector applied.

@@ -254,6 +254,16 @@ impl<K> Processor<K> {
         }
     }
 
+    /// Notifications waiting in each running handler's buffer.
+    pub(crate) fn buffered(&self) -> Vec<usize> {
+        self.listeners
+            .read()
+            .iter()
+            .filter(|l| !l.stop.is_cancelled())
+            .map(|l| l.buffered.load(Ordering::Relaxed))
+            .collect()
+    }
+
     /// True if some running handler has more than `limit` notifications waiting in its buffer.
     pub(crate) fn behind(&self, limit: usize) -> bool {
         self.listeners

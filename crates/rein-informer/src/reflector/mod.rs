@@ -18,10 +18,13 @@ use crate::{Error, Indexer, ListerWatcher, Queue, WatchStream, meta_namespace_ke
 
 mod backoff;
 mod retry;
+mod status;
 
 use backoff::Backoff;
 pub use backoff::BackoffOptions;
 use retry::{InternalErrorRetry, WatchErrorAction, watch_error_action};
+pub(crate) use status::StatusCell;
+pub use status::{ReflectorPhase, ReflectorStatus};
 
 /// Rewrites an object before it is stored (e.g. strips `managedFields`). Applied exactly once.
 pub type TransformFn<K> = Arc<dyn Fn(K) -> K + Send + Sync>;
@@ -102,6 +105,7 @@ pub struct Reflector<K> {
     transform: Option<TransformFn<K>>,
     watch_error_handler: Option<WatchErrorHandler>,
     last_sync: ResourceVersionCell,
+    status: StatusCell,
     state: parking_lot::Mutex<LoopState>,
     known: Option<Indexer<K>>,
 }
@@ -147,6 +151,7 @@ where
             transform: None,
             watch_error_handler: None,
             last_sync: ResourceVersionCell::default(),
+            status: StatusCell::default(),
             state: parking_lot::Mutex::new(LoopState::default()),
             known: None,
         }
@@ -183,9 +188,20 @@ where
         self
     }
 
+    pub(crate) fn with_status_cell(mut self, cell: StatusCell) -> Self {
+        self.status = cell;
+        self
+    }
+
     /// The resource version of the last list, event or bookmark applied.
     pub fn last_sync_resource_version(&self) -> Option<String> {
         self.last_sync.get()
+    }
+
+    /// What the reflector is doing now (and for how long), its resource version, and the last
+    /// error that ended a list or watch.
+    pub fn status(&self) -> ReflectorStatus {
+        self.status.snapshot(self.last_sync.get())
     }
 
     /// Lists and watches until `stop` is cancelled, waiting one backoff step after every cycle.
@@ -195,6 +211,7 @@ where
             backoff.attempt_started();
             let mut retry_after = Duration::ZERO;
             if let Err(err) = self.list_and_watch(&stop).await {
+                self.status.error(&err);
                 retry_after = self.capped_retry_after(&err);
                 match &self.watch_error_handler {
                     Some(h) => h(&err),
@@ -202,11 +219,13 @@ where
                 }
             }
             let delay = backoff.next_delay().max(retry_after);
+            self.status.set(ReflectorPhase::BackingOff);
             tokio::select! {
                 _ = stop.cancelled() => break,
                 _ = tokio::time::sleep(delay) => {}
             }
         }
+        self.status.set(ReflectorPhase::Stopped);
     }
 
     /// One cycle: a (streaming or paged) list, then watches until a relist is needed.
@@ -301,6 +320,7 @@ where
     /// A paged list; returns false if stopped.
     async fn list(&self, stop: &CancellationToken) -> Result<bool, Error> {
         let mut rv = self.relist_resource_version();
+        self.status.set(ReflectorPhase::Listing);
         loop {
             let result = tokio::select! {
                 _ = stop.cancelled() => return Ok(false),
@@ -397,6 +417,7 @@ where
         } else {
             self.last_sync.get().unwrap_or_default()
         };
+        self.status.set(ReflectorPhase::StreamingList);
         let params = WatchParams {
             bookmarks: true,
             send_initial_events: true,
@@ -495,6 +516,8 @@ where
                 }
                 WatchErrorAction::GiveUp => return Err(err),
                 WatchErrorAction::Rewatch => {
+                    self.status.error(&err);
+                    self.status.set(ReflectorPhase::BackingOff);
                     let delay = backoff.next_delay().max(self.capped_retry_after(&err));
                     tracing::debug!(reflector = %self.options.name, error = %err, ?delay,
                         "watch failed; watching again from the last resource version");
@@ -515,6 +538,7 @@ where
             ..Default::default()
         };
         let rv = self.last_sync.get().unwrap_or_default();
+        self.status.set(ReflectorPhase::OpeningWatch);
         tokio::select! {
             _ = stop.cancelled() => Ok(None),
             r = self.lister_watcher.watch(&params, &rv) => r.map(Some).map_err(|source| Error::Api {
@@ -533,12 +557,20 @@ where
     ) -> Result<WatchEnd, Error> {
         let started = Instant::now();
         let mut events = 0usize;
+        self.status.set(ReflectorPhase::Watching);
         loop {
             // Read the next event only once the queue has room: a backlog stays on the
-            // connection (bytes) rather than in the queue (decoded objects).
-            tokio::select! {
-                _ = stop.cancelled() => return Ok(WatchEnd::Stopped),
-                () = self.queue.wait_for_room() => {}
+            // connection (bytes) rather than in the queue (decoded objects). The phase is
+            // written only when the wait does not complete at once (off the hot path).
+            let room = self.queue.wait_for_room();
+            tokio::pin!(room);
+            if futures::poll!(&mut room).is_pending() {
+                self.status.set(ReflectorPhase::WaitingForQueueRoom);
+                tokio::select! {
+                    _ = stop.cancelled() => return Ok(WatchEnd::Stopped),
+                    () = &mut room => {}
+                }
+                self.status.set(ReflectorPhase::Watching);
             }
             let ev = tokio::select! {
                 _ = stop.cancelled() => return Ok(WatchEnd::Stopped),
@@ -557,6 +589,7 @@ where
                 return Ok(WatchEnd::Closed);
             };
             events += 1;
+            self.status.event();
             let ev = ev.map_err(|source| Error::Api {
                 action: "reading a watch stream",
                 source,

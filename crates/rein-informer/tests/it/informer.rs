@@ -544,3 +544,66 @@ async fn relist_shares_unchanged_objects_paged() {
 async fn relist_shares_unchanged_objects_streaming() {
     relist_shares_unchanged_objects(true).await;
 }
+
+/// `status()` says what the informer is doing: synced and watching; after its watch is closed
+/// and the server holds its next watch request, `OpeningWatch` (and the server lists that
+/// request as hung), with how long it has waited.
+#[tokio::test]
+async fn status_shows_the_reflector_step_and_a_held_watch_request() {
+    use rein_informer::reflector::ReflectorPhase;
+    use rein_testenv::RequestStage;
+
+    let env = TestEnv::start().await.expect("testenv");
+    let api: Api<ConfigMap> = Api::namespaced(env.client(), "default");
+    create(&api, "one").await;
+    let inf = informer(&env, QueueKind::RealFifo);
+    let before = inf.status();
+    assert!(!before.started && before.reflector.is_none(), "{before}");
+    let stop = CancellationToken::new();
+    start(&inf, &stop);
+    eventually(20, "watching after the sync", || {
+        let s = inf.status();
+        s.synced
+            && s.reflector
+                .is_some_and(|r| r.phase == ReflectorPhase::Watching)
+    })
+    .await;
+    create(&api, "two").await;
+    eventually(20, "the event is counted", || {
+        inf.status().reflector.is_some_and(|r| r.events >= 1)
+    })
+    .await;
+
+    env.faults().inject(Fault::hang(1).matching(INFORMER_PATH));
+    env.faults().close_watches();
+    eventually(20, "the next watch request is held", || {
+        inf.status()
+            .reflector
+            .is_some_and(|r| r.phase == ReflectorPhase::OpeningWatch)
+            && env
+                .requests_in_flight()
+                .iter()
+                .any(|r| r.path == INFORMER_PATH && r.stage == RequestStage::Hung)
+    })
+    .await;
+    let status = inf.status();
+    let text = status.to_string();
+    assert!(
+        text.starts_with("synced; reflector OpeningWatch for "),
+        "{text}"
+    );
+    assert!(
+        status
+            .reflector
+            .unwrap()
+            .last_sync_resource_version
+            .is_some()
+    );
+    stop.cancel();
+    eventually(20, "stopped", || {
+        inf.status()
+            .reflector
+            .is_some_and(|r| r.phase == ReflectorPhase::Stopped)
+    })
+    .await;
+}

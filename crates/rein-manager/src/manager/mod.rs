@@ -253,7 +253,8 @@ impl ManagerBuilder {
             )),
             None => None,
         };
-        let kube = kube_client::Client::try_from(config.clone()).map_err(Error::Client)?;
+        let kube = rein_client::kube_client(config.clone(), options.request_timeouts)
+            .map_err(Error::Client)?;
         let scheme = options
             .scheme
             .clone()

@@ -7,6 +7,7 @@ use std::time::Duration;
 
 use rein_client::ClientOptions;
 use rein_client::cache::CacheOptions;
+use rein_client::timeout::RequestTimeouts;
 use rein_scheme::Scheme;
 
 use crate::healthz::HealthProbeOptions;
@@ -39,6 +40,12 @@ pub struct Options {
     /// How long stopping waits for runnables (default 30 s). `Some(ZERO)` does not wait;
     /// `None` waits forever. Runnables still running at the deadline are aborted.
     pub graceful_shutdown_timeout: Option<Duration>,
+    /// Limits on every request the manager's client, cache and leader election make
+    /// (default: 60 s per request, response body included; a watch's stream until its
+    /// `timeoutSeconds` plus 30 s). A request to a server or connection that stopped
+    /// answering fails with a timeout and is retried like any failed request, instead of
+    /// holding its reconcile or informer forever. [`RequestTimeouts::none`] turns them off.
+    pub request_timeouts: RequestTimeouts,
 }
 
 impl Default for Options {
@@ -52,6 +59,7 @@ impl Default for Options {
             metrics: None,
             webhook: None,
             graceful_shutdown_timeout: Some(Duration::from_secs(30)),
+            request_timeouts: RequestTimeouts::default(),
         }
     }
 }
@@ -116,6 +124,12 @@ impl Options {
     /// Serves admission webhooks with these options.
     pub fn webhook(mut self, options: WebhookServerOptions) -> Self {
         self.webhook = Some(options);
+        self
+    }
+
+    /// Sets the request timeouts (see [`Options::request_timeouts`]).
+    pub fn request_timeouts(mut self, timeouts: RequestTimeouts) -> Self {
+        self.request_timeouts = timeouts;
         self
     }
 

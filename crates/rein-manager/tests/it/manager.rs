@@ -521,3 +521,99 @@ async fn release_on_cancel_hands_over_after_leader_work_stopped() {
     stop_b.cancel();
     task_b.await.unwrap().unwrap();
 }
+
+/// A request the server never answers fails once the manager's request timeout passes (here
+/// one second), through the manager's client, instead of waiting forever; the next request
+/// goes through. The server shows the held request until the client gives up.
+#[tokio::test]
+async fn a_request_the_server_never_answers_fails_at_the_request_timeout() {
+    use k8s_openapi::api::core::v1::ConfigMap;
+    use rein_client::ObjectKey;
+    use rein_client::timeout::RequestTimeouts;
+    use rein_testenv::{Fault, RequestStage};
+
+    let env = TestEnv::start().await.expect("testenv");
+    let limit = Duration::from_secs(1);
+    let mgr = manager(
+        &env,
+        Options::default().request_timeouts(RequestTimeouts {
+            request: Some(limit),
+            ..RequestTimeouts::default()
+        }),
+    )
+    .await;
+    let path = "/api/v1/namespaces/default/configmaps/held";
+    env.faults().inject(Fault::hang(1).matching(path));
+    let key = ObjectKey::new("default", "held");
+    let reader = mgr.api_reader();
+    let started = std::time::Instant::now();
+    let held = tokio::spawn(async move { reader.get::<ConfigMap>(&key).await });
+    wait_for("the server to hold the request", || {
+        env.requests_in_flight()
+            .iter()
+            .any(|r| r.path == path && r.stage == RequestStage::Hung)
+    })
+    .await;
+    let err = held.await.unwrap().expect_err("a held request fails");
+    assert!(
+        started.elapsed() >= limit,
+        "gave up early: {:?}",
+        started.elapsed()
+    );
+    let mut chain = err.to_string();
+    let mut source = std::error::Error::source(&err);
+    while let Some(s) = source {
+        chain.push_str(&format!(": {s}"));
+        source = s.source();
+    }
+    assert!(
+        chain.contains(&format!(
+            "the request to {path} timed out after 1s (no response)"
+        )),
+        "{chain}"
+    );
+    // The hang was used up: the same read now reaches the server (the object does not exist).
+    let again = mgr
+        .api_reader()
+        .get::<ConfigMap>(&ObjectKey::new("default", "held"))
+        .await
+        .expect_err("not found");
+    assert!(again.is_not_found(), "{again}");
+}
+
+/// Throttling is retried as client-go retries it: only when the server sends `Retry-After`,
+/// after exactly that long, at most ten times; then the 429 reaches the caller. (kube-client's
+/// default retry backs off exponentially to 1,000 s over 15 retries, so a server whose 429s
+/// outlast the traffic held a request for minutes: the soak's hang, docs/reliability.md.)
+#[tokio::test]
+async fn throttling_is_retried_ten_times_as_the_server_asks_then_returned() {
+    use k8s_openapi::api::core::v1::ConfigMap;
+    use rein_client::ObjectKey;
+    use rein_testenv::Fault;
+
+    let env = TestEnv::start().await.expect("testenv");
+    let mgr = manager(&env, Options::default()).await;
+    let path = "/api/v1/namespaces/default/configmaps/throttled";
+    env.faults()
+        .inject(Fault::too_many_requests(1000, 0).matching(path));
+    let err = mgr
+        .api_reader()
+        .get::<ConfigMap>(&ObjectKey::new("default", "throttled"))
+        .await
+        .expect_err("every answer is a 429");
+    assert!(err.to_string().contains("TooManyRequests (429)"), "{err}");
+    let sent = env.requests().iter().filter(|r| r.path == path).count();
+    assert_eq!(sent, 11, "one request and ten retries");
+    assert_eq!(env.faults().pending(), 1000 - 11);
+
+    // A 500 without Retry-After is returned at once.
+    env.faults().clear();
+    env.faults().inject(Fault::server_error(1).matching(path));
+    let err = mgr
+        .api_reader()
+        .get::<ConfigMap>(&ObjectKey::new("default", "throttled"))
+        .await
+        .expect_err("a 500");
+    assert!(err.to_string().contains("ServerError (500)"), "{err}");
+    assert_eq!(env.requests().iter().filter(|r| r.path == path).count(), 12);
+}

@@ -122,6 +122,7 @@ impl TestEnvBuilder {
             store: store.clone(),
             faults: Faults::new(store),
             log: Mutex::new(Vec::new()),
+            in_flight: crate::requests::InFlight::default(),
             token: self.token.clone(),
             bookmark_interval: self.bookmark_interval,
             too_large_rv_wait: self.too_large_rv_wait,

@@ -13,7 +13,7 @@ pub use builder::TestEnvBuilder;
 
 use crate::Error;
 use crate::faults::Faults;
-use crate::requests::RequestRecord;
+use crate::requests::{InFlightRequest, RequestRecord};
 use crate::server::State;
 
 /// A running in-process Kubernetes API server; shuts down when dropped.
@@ -82,6 +82,13 @@ impl TestEnv {
     /// Every request answered so far, oldest first.
     pub fn requests(&self) -> Vec<RequestRecord> {
         self.state.log.lock().clone()
+    }
+
+    /// The requests received and not answered yet, oldest first, with where each waits: what
+    /// a test prints when a client seems stuck, to tell a server that holds a request from a
+    /// client that never sent it.
+    pub fn requests_in_flight(&self) -> Vec<InFlightRequest> {
+        self.state.in_flight.snapshot()
     }
 
     /// Forgets the requests recorded so far.

@@ -15,7 +15,7 @@ use serde_json::json;
 use super::body::{self, Body};
 use super::route::{self, Route};
 use super::{State, discovery, objects};
-use crate::requests::RequestRecord;
+use crate::requests::{RequestRecord, RequestStage};
 use crate::status::ApiError;
 
 /// Answers one request.
@@ -23,14 +23,32 @@ pub(crate) async fn handle(
     state: Arc<State>,
     req: Request<Incoming>,
 ) -> Result<Response<Body>, Infallible> {
-    state.faults.inner.wait_unpaused().await;
-    let latency = *state.faults.inner.latency.lock();
-    if !latency.is_zero() {
-        tokio::time::sleep(latency).await;
-    }
     let method = req.method().clone();
     let path = req.uri().path().to_string();
     let query = req.uri().query().map(str::to_string);
+    let tracked = state
+        .in_flight
+        .track(method.as_str(), &path, query.as_deref());
+    if state.faults.inner.is_paused() {
+        tracked.stage(RequestStage::Paused);
+        state.faults.inner.wait_unpaused().await;
+    }
+    let latency = *state.faults.inner.latency.lock();
+    if !latency.is_zero() {
+        tracked.stage(RequestStage::Delayed);
+        tokio::time::sleep(latency).await;
+    }
+    if state.faults.inner.take_hang(&path) {
+        // Never answered: the request waits until the client gives up or the server stops.
+        tracked.stage(RequestStage::Hung);
+        state.shutdown.cancelled().await;
+        return Ok(body::error(&ApiError::new(
+            503,
+            "ServiceUnavailable",
+            "the server is shutting down",
+        )));
+    }
+    tracked.stage(RequestStage::Handling);
     let resp = match AssertUnwindSafe(answer(&state, req, &path))
         .catch_unwind()
         .await
@@ -44,6 +62,7 @@ pub(crate) async fn handle(
         query,
         status: resp.status().as_u16(),
     });
+    drop(tracked);
     Ok(resp)
 }
 

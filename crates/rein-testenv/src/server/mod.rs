@@ -33,6 +33,8 @@ pub(crate) struct State {
     pub(crate) store: Arc<Store>,
     pub(crate) faults: Faults,
     pub(crate) log: Mutex<Vec<RequestRecord>>,
+    /// Requests received and not answered yet.
+    pub(crate) in_flight: crate::requests::InFlight,
     pub(crate) token: Option<String>,
     pub(crate) bookmark_interval: Duration,
     /// How long a request waits for a resourceVersion the store has not reached.
