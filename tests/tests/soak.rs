@@ -39,6 +39,11 @@ fn a_manager_converges_through_chaos_seed_12() {
     converges_through_chaos(12);
 }
 
+#[test]
+fn a_manager_converges_through_chaos_seed_13() {
+    converges_through_chaos(13);
+}
+
 /// The server holds every request from the end of round 2 on, forever: the soak must stop once
 /// nothing progressed for its stall timeout, and say what it was waiting on.
 #[test]

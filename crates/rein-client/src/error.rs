@@ -138,6 +138,16 @@ pub enum Error {
         /// What was being attempted.
         action: String,
     },
+    /// A newly started informer did not sync within
+    /// [`CacheOptions::informer_sync_timeout`](crate::cache::CacheOptions::informer_sync_timeout)
+    /// (its list keeps failing, or the server does not answer).
+    #[error("failed waiting for the {kind} informer to sync: not synced after {after:?}")]
+    CacheSyncTimeout {
+        /// The kind.
+        kind: String,
+        /// How long the read waited.
+        after: std::time::Duration,
+    },
     /// `set_controller_reference`: another controller already owns the object.
     #[error(
         "setting the controller reference on {object}: it is already owned by {owner_kind} {owner_name}"

@@ -30,7 +30,7 @@ struct Args {
     /// Run exactly this many rounds instead (overrides --minutes).
     #[arg(long)]
     rounds: Option<usize>,
-    /// Run the short configuration of the test suite (twelve rounds, a few hundred objects).
+    /// Run the short configuration of the test suite (thirty rounds, about a thousand objects).
     #[arg(long)]
     short: bool,
     /// Run the API server in this process rather than in a child process (its memory then

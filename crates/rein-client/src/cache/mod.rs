@@ -218,7 +218,7 @@ impl Cache {
     /// started and this waits until it has synced.
     pub async fn informer_for<K: Object>(&self) -> Result<Arc<SharedIndexInformer<K>>, Error> {
         let informer = self.get_or_create::<K>();
-        self.ensure_running(&informer, std::any::type_name::<K>())
+        self.ensure_running(&informer, &Endpoint::of::<K>().gvk.to_string())
             .await?;
         Ok(informer)
     }
@@ -247,7 +247,19 @@ impl Cache {
             return Ok(());
         };
         self.run_pending(&stop);
-        if rein_informer::wait_for_cache_sync(&stop, &[informer]).await {
+        let checks: [&dyn HasSynced; 1] = [informer];
+        let synced = rein_informer::wait_for_cache_sync(&stop, &checks);
+        let synced =
+            match self.inner.options.informer_sync_timeout {
+                Some(after) => tokio::time::timeout(after, synced).await.map_err(|_| {
+                    Error::CacheSyncTimeout {
+                        kind: what.to_string(),
+                        after,
+                    }
+                })?,
+                None => synced.await,
+            };
+        if synced {
             Ok(())
         } else {
             Err(Error::CacheNotRunning {

@@ -56,6 +56,13 @@ pub struct CacheOptions {
     pub by_object: HashMap<GroupVersionKind, ByObject>,
     /// Reads of a kind with no informer yet fail instead of starting one.
     pub reader_fail_on_missing_informer: bool,
+    /// How long a read (or [`Cache::informer_for`](super::Cache::informer_for)) waits for a
+    /// newly started informer to sync before failing with [`Error::CacheSyncTimeout`]
+    /// (controller-runtime's "failed waiting for Informer to sync"); default 2 minutes, as a
+    /// controller's `cache_sync_timeout`. `None` waits until the cache stops.
+    ///
+    /// [`Error::CacheSyncTimeout`]: crate::Error::CacheSyncTimeout
+    pub informer_sync_timeout: Option<Duration>,
 }
 
 impl Default for CacheOptions {
@@ -68,6 +75,7 @@ impl Default for CacheOptions {
             sync_period: Duration::from_secs(10 * 60 * 60),
             by_object: HashMap::new(),
             reader_fail_on_missing_informer: false,
+            informer_sync_timeout: Some(Duration::from_secs(120)),
         }
     }
 }
@@ -85,6 +93,7 @@ impl fmt::Debug for CacheOptions {
                 "reader_fail_on_missing_informer",
                 &self.reader_fail_on_missing_informer,
             )
+            .field("informer_sync_timeout", &self.informer_sync_timeout)
             .finish()
     }
 }

@@ -7,7 +7,9 @@
 //! time, and its stream ends at the latest [`RequestTimeouts::watch_grace`] after the
 //! `timeoutSeconds` it asked the server for: the server ends it then; if it does not, the
 //! client does, and the informer watches again. A watch that asks for no `timeoutSeconds` has
-//! no limit on its stream.
+//! no limit on its stream, and neither has a request kube-apiserver serves for as long as it
+//! lasts (a followed log, exec, attach, port-forward, proxy): only its response must come in
+//! time.
 
 #[cfg(test)]
 mod tests;
@@ -61,6 +63,9 @@ impl RequestTimeouts {
         let now = Instant::now();
         let limit = |after: Duration| now.checked_add(after).map(|at| Limit { at, after });
         let headers = self.request.and_then(limit);
+        if is_long_running(request) {
+            return (headers, None);
+        }
         if !is_watch(request) {
             return (headers, headers);
         }
@@ -76,6 +81,22 @@ impl RequestTimeouts {
 struct Limit {
     at: Instant,
     after: Duration,
+}
+
+/// Whether a request is one kube-apiserver serves for as long as it lasts (its
+/// `--request-timeout` does not apply): a followed log, exec, attach, port-forward, proxy. Only
+/// their response must come within the request limit.
+fn is_long_running<B>(request: &Request<B>) -> bool {
+    let path = request.uri().path();
+    let query = request.uri().query().unwrap_or("");
+    path.ends_with("/exec")
+        || path.ends_with("/attach")
+        || path.ends_with("/portforward")
+        || path.contains("/proxy")
+        || (path.ends_with("/log")
+            && query
+                .split('&')
+                .any(|pair| pair == "follow=true" || pair == "follow=1"))
 }
 
 /// The `timeoutSeconds` a request's query asks for.

@@ -165,3 +165,28 @@ async fn without_limits_nothing_times_out() {
     drop(feed);
     assert!(body.frame().await.is_none(), "the body ends normally");
 }
+
+#[tokio::test(start_paused = true)]
+async fn a_followed_log_streams_past_the_request_limit() {
+    let (svc, mut responders) = service(RequestTimeouts::default());
+    let call = tokio::spawn(svc.oneshot(request(
+        "/api/v1/namespaces/a/pods/p/log?container=c&follow=true",
+    )));
+    let (chunks, feed) = body();
+    responders
+        .recv()
+        .await
+        .unwrap()
+        .send(Response::new(chunks))
+        .map_err(|_| "the request went away")
+        .unwrap();
+    let mut body = call.await.unwrap().unwrap().into_body();
+    tokio::time::sleep(Duration::from_secs(3600)).await;
+    feed.send(Bytes::from_static(b"a log line")).unwrap();
+    assert!(
+        body.frame().await.unwrap().is_ok(),
+        "still streaming after an hour"
+    );
+    drop(feed);
+    assert!(body.frame().await.is_none());
+}

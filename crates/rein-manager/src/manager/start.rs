@@ -97,6 +97,21 @@ impl Manager {
         internal
             .servers
             .start(CancellationToken::new(), errors.clone());
+        if let Some(webhook) = &self.inner.webhook {
+            // Bound when the manager was built; serving starts now, with a readiness check
+            // that passes once it accepts connections (controller-runtime's StartedChecker).
+            if let Err(err) = self
+                .inner
+                .probes
+                .add_readyz_check("webhook", webhook.started_checker())
+            {
+                tracing::debug!(error = %err, "not adding the webhook readiness check");
+            }
+            internal.webhooks.add(webhook.clone());
+            internal
+                .webhooks
+                .start(CancellationToken::new(), errors.clone());
+        }
 
         // 2. Wait for the caches to sync.
         let cache = self.cache();

@@ -617,3 +617,121 @@ async fn throttling_is_retried_ten_times_as_the_server_asks_then_returned() {
     assert!(err.to_string().contains("ServerError (500)"), "{err}");
     assert_eq!(env.requests().iter().filter(|r| r.path == path).count(), 12);
 }
+
+/// A cached read of a kind whose informer cannot sync (the server holds its list) fails after
+/// the cache's `informer_sync_timeout` with a typed error, instead of waiting for ever.
+#[tokio::test]
+async fn a_cached_read_fails_when_its_informer_cannot_sync_in_time() {
+    use k8s_openapi::api::core::v1::ConfigMap;
+    use rein_client::cache::CacheOptions;
+    use rein_client::{Error as ClientError, ObjectKey};
+    use rein_testenv::Fault;
+
+    let env = TestEnv::start().await.expect("testenv");
+    let after = Duration::from_secs(1);
+    let mgr = manager(
+        &env,
+        Options::default().cache(CacheOptions {
+            informer_sync_timeout: Some(after),
+            ..CacheOptions::default()
+        }),
+    )
+    .await;
+    env.faults()
+        .inject(Fault::hang(1000).matching("/api/v1/configmaps"));
+    let (stop, task) = spawn_start(&mgr);
+    mgr.elected().await;
+    let started = std::time::Instant::now();
+    let err = mgr
+        .client()
+        .get::<ConfigMap>(&ObjectKey::new("default", "any"))
+        .await
+        .expect_err("the informer cannot sync");
+    assert!(started.elapsed() >= after);
+    match &err {
+        ClientError::CacheSyncTimeout {
+            kind,
+            after: waited,
+        } => {
+            assert_eq!(kind, "v1, Kind=ConfigMap");
+            assert_eq!(*waited, after);
+        }
+        other => panic!("expected CacheSyncTimeout, got {other}"),
+    }
+    assert_eq!(
+        err.to_string(),
+        "failed waiting for the v1, Kind=ConfigMap informer to sync: not synced after 1s"
+    );
+    stop.cancel();
+    task.await.unwrap().unwrap();
+}
+
+/// `Options::webhook` serves once the manager starts (it used to bind a port nothing served):
+/// `/readyz` includes a `webhook` check that passes once it accepts connections, and a
+/// defaulter registered on `Manager::webhook_server` answers an AdmissionReview over TLS.
+#[tokio::test]
+async fn the_webhook_server_of_the_options_serves_once_the_manager_starts() {
+    use k8s_openapi::api::core::v1::ConfigMap;
+    use rein_manager::webhook::{
+        AdmissionClient, AdmissionError, CustomDefaulter, GeneratedCertificates, Operation,
+        WebhookServerOptions, review_request,
+    };
+
+    struct Labeler;
+
+    #[async_trait::async_trait]
+    impl CustomDefaulter<ConfigMap> for Labeler {
+        async fn default(&self, cm: &mut ConfigMap) -> Result<(), AdmissionError> {
+            cm.metadata
+                .labels
+                .get_or_insert_with(Default::default)
+                .insert("defaulted".into(), "yes".into());
+            Ok(())
+        }
+    }
+
+    let env = TestEnv::start().await.expect("testenv");
+    let certs = GeneratedCertificates::generate(&["localhost", "127.0.0.1"]).expect("certs");
+    let options = Options::default()
+        .health_probe_bind_address("127.0.0.1:0".parse().unwrap())
+        .webhook(WebhookServerOptions {
+            bind_address: "127.0.0.1:0".parse().unwrap(),
+            cert: certs.cert_source(),
+            ..WebhookServerOptions::default()
+        });
+    let mgr = manager(&env, options).await;
+    let server = mgr.webhook_server().expect("the webhook server of the options");
+    let path = server
+        .register_defaulter::<ConfigMap, _>(Labeler)
+        .expect("register");
+    let (stop, task) = spawn_start(&mgr);
+    let mut probes = None;
+    wait_for("the health probe server", || {
+        probes = mgr.health_probe_address();
+        probes.is_some()
+    })
+    .await;
+    let probes = probes.unwrap();
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(20);
+    loop {
+        let (code, body) = http_get(probes, "/readyz?verbose").await;
+        if code == 200 {
+            assert!(body.contains("[+]webhook ok"), "{body}");
+            break;
+        }
+        assert!(tokio::time::Instant::now() < deadline, "never ready: {body}");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let client =
+        AdmissionClient::new(server.local_addr(), "localhost", &certs.ca_pem).expect("client");
+    let cm: ConfigMap = serde_json::from_value(serde_json::json!({
+        "metadata": { "name": "c", "namespace": "default" }
+    }))
+    .unwrap();
+    let review = review_request(Operation::Create, Some(&cm), None).expect("review");
+    let resp = client.review(&path, &review).await.expect("answered");
+    assert!(resp.allowed);
+    assert!(resp.patch.is_some(), "the defaulter's patch");
+    stop.cancel();
+    task.await.unwrap().unwrap();
+}
