@@ -40,6 +40,9 @@ pub enum Error {
     /// The caches did not sync before the manager was stopped.
     #[error("waiting for the caches to sync: stopped before they synced")]
     CacheSync,
+    /// The caches did not sync within [`Options::cache_sync_timeout`](super::Options::cache_sync_timeout).
+    #[error("waiting for the caches to sync: not synced after {0:?}")]
+    CacheSyncTimeout(std::time::Duration),
     /// A runnable failed; the manager stopped.
     #[error("running the manager: a runnable failed")]
     Runnable(#[source] BoxError),

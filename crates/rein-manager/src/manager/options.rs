@@ -46,6 +46,11 @@ pub struct Options {
     /// answering fails with a timeout and is retried like any failed request, instead of
     /// holding its reconcile or informer forever. [`RequestTimeouts::none`] turns them off.
     pub request_timeouts: RequestTimeouts,
+    /// How long `start` waits for the caches to sync before it fails with
+    /// [`Error::CacheSyncTimeout`](super::Error::CacheSyncTimeout) (default 2 minutes, as a
+    /// controller's `cache_sync_timeout`; a replica whose caches cannot sync fails and is
+    /// restarted rather than sitting unready). `None` waits until stopped.
+    pub cache_sync_timeout: Option<Duration>,
 }
 
 impl Default for Options {
@@ -60,6 +65,7 @@ impl Default for Options {
             webhook: None,
             graceful_shutdown_timeout: Some(Duration::from_secs(30)),
             request_timeouts: RequestTimeouts::default(),
+            cache_sync_timeout: Some(Duration::from_secs(120)),
         }
     }
 }
@@ -130,6 +136,12 @@ impl Options {
     /// Sets the request timeouts (see [`Options::request_timeouts`]).
     pub fn request_timeouts(mut self, timeouts: RequestTimeouts) -> Self {
         self.request_timeouts = timeouts;
+        self
+    }
+
+    /// Sets how long `start` waits for the caches to sync (`None`: until stopped).
+    pub fn cache_sync_timeout(mut self, timeout: Option<Duration>) -> Self {
+        self.cache_sync_timeout = timeout;
         self
     }
 

@@ -113,8 +113,15 @@ impl Manager {
                 .start(CancellationToken::new(), errors.clone());
         }
 
-        // 2. Wait for the caches to sync.
+        // 2. Wait for the caches to sync, for at most `cache_sync_timeout`.
         let cache = self.cache();
+        let limit = self.inner.options.cache_sync_timeout;
+        let deadline = async {
+            match limit {
+                Some(limit) => tokio::time::sleep(limit).await,
+                None => std::future::pending().await,
+            }
+        };
         tokio::select! {
             _ = stop.cancelled() => return Ok(()),
             Some(err) = error_rx.recv() => return Err(Error::Runnable(err)),
@@ -122,6 +129,9 @@ impl Manager {
                 if !synced {
                     return Err(Error::CacheSync);
                 }
+            }
+            () = deadline => {
+                return Err(Error::CacheSyncTimeout(limit.unwrap_or_default()));
             }
         }
         self.inner.caches_synced.store(true, Ordering::SeqCst);

@@ -700,7 +700,9 @@ async fn the_webhook_server_of_the_options_serves_once_the_manager_starts() {
             ..WebhookServerOptions::default()
         });
     let mgr = manager(&env, options).await;
-    let server = mgr.webhook_server().expect("the webhook server of the options");
+    let server = mgr
+        .webhook_server()
+        .expect("the webhook server of the options");
     let path = server
         .register_defaulter::<ConfigMap, _>(Labeler)
         .expect("register");
@@ -719,7 +721,10 @@ async fn the_webhook_server_of_the_options_serves_once_the_manager_starts() {
             assert!(body.contains("[+]webhook ok"), "{body}");
             break;
         }
-        assert!(tokio::time::Instant::now() < deadline, "never ready: {body}");
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "never ready: {body}"
+        );
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
     let client =
@@ -734,4 +739,37 @@ async fn the_webhook_server_of_the_options_serves_once_the_manager_starts() {
     assert!(resp.patch.is_some(), "the defaulter's patch");
     stop.cancel();
     task.await.unwrap().unwrap();
+}
+
+/// A manager whose caches cannot sync (the server holds the informer's list) fails `start`
+/// after `cache_sync_timeout` instead of sitting unready for ever.
+#[tokio::test]
+async fn start_fails_when_the_caches_do_not_sync_in_time() {
+    use k8s_openapi::api::core::v1::ConfigMap;
+    use rein_testenv::Fault;
+
+    let env = TestEnv::start().await.expect("testenv");
+    let limit = Duration::from_secs(1);
+    let mgr = manager(&env, Options::default().cache_sync_timeout(Some(limit))).await;
+    // An informer the cache must sync before anything starts.
+    mgr.cache()
+        .informer_for::<ConfigMap>()
+        .await
+        .expect("created before start");
+    env.faults()
+        .inject(Fault::hang(1000).matching("/api/v1/configmaps"));
+    let started = std::time::Instant::now();
+    let err = mgr
+        .start(CancellationToken::new())
+        .await
+        .expect_err("the caches cannot sync");
+    assert!(
+        matches!(err, Error::CacheSyncTimeout(d) if d == limit),
+        "{err:?}"
+    );
+    assert!(started.elapsed() >= limit);
+    assert_eq!(
+        err.to_string(),
+        "waiting for the caches to sync: not synced after 1s"
+    );
 }
