@@ -54,6 +54,18 @@ fn body() -> (Chunks, mpsc::UnboundedSender<Bytes>) {
     (StreamBody::new(Box::pin(stream) as _), tx)
 }
 
+/// Answers the next request that reached the inner service with `chunks` as its body.
+async fn answer(responders: &mut mpsc::UnboundedReceiver<Responder>, chunks: Chunks) {
+    let respond = responders
+        .recv()
+        .await
+        .expect("a request reached the service");
+    respond
+        .send(Response::new(chunks))
+        .map_err(|_| "the request went away")
+        .unwrap();
+}
+
 fn request(uri: &str) -> Request<()> {
     Request::builder().uri(uri).body(()).unwrap()
 }
@@ -89,13 +101,7 @@ async fn a_body_that_stops_mid_way_fails_once_the_request_limit_passes() {
     let call = tokio::spawn(svc.oneshot(request("/api/v1/pods?limit=500")));
     let (chunks, feed) = body();
     tokio::time::sleep(Duration::from_secs(20)).await;
-    responders
-        .recv()
-        .await
-        .unwrap()
-        .send(Response::new(chunks))
-        .map_err(|_| "the request went away")
-        .unwrap();
+    answer(&mut responders, chunks).await;
     let mut body = call.await.unwrap().expect("answered in time").into_body();
     feed.send(Bytes::from_static(b"{\"items\":[")).unwrap();
     let first = body.frame().await.unwrap().unwrap();
@@ -119,13 +125,7 @@ async fn a_watch_streams_until_its_timeout_seconds_plus_the_grace() {
         "/api/v1/pods?watch=true&timeoutSeconds=300&allowWatchBookmarks=true",
     )));
     let (chunks, feed) = body();
-    responders
-        .recv()
-        .await
-        .unwrap()
-        .send(Response::new(chunks))
-        .map_err(|_| "the request went away")
-        .unwrap();
+    answer(&mut responders, chunks).await;
     let mut body = call.await.unwrap().unwrap().into_body();
     // Long past the request limit, events still flow.
     tokio::time::sleep(Duration::from_secs(200)).await;
@@ -173,13 +173,7 @@ async fn a_followed_log_streams_past_the_request_limit() {
         "/api/v1/namespaces/a/pods/p/log?container=c&follow=true",
     )));
     let (chunks, feed) = body();
-    responders
-        .recv()
-        .await
-        .unwrap()
-        .send(Response::new(chunks))
-        .map_err(|_| "the request went away")
-        .unwrap();
+    answer(&mut responders, chunks).await;
     let mut body = call.await.unwrap().unwrap().into_body();
     tokio::time::sleep(Duration::from_secs(3600)).await;
     feed.send(Bytes::from_static(b"a log line")).unwrap();
