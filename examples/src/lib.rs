@@ -6,13 +6,15 @@ pub fn quick_mode() -> bool {
     std::env::var_os("REIN_EXAMPLE_SMOKE").is_some() || std::env::args().any(|a| a == "--quick")
 }
 
-/// Installs a `tracing` subscriber that honours `RUST_LOG` (default `info`).
+/// Installs a `tracing` subscriber that honours `RUST_LOG` (default `info`); colours only when
+/// standard output is a terminal.
 pub fn init_logging() {
     let filter = tracing_subscriber::EnvFilter::try_from_default_env()
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
     let _ = tracing_subscriber::fmt()
         .with_env_filter(filter)
         .with_target(false)
+        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stdout()))
         .try_init();
 }
 
