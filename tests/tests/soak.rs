@@ -77,3 +77,21 @@ fn a_hung_request_fails_the_soak_with_a_report_instead_of_hanging() {
     assert!(report.contains("controller soak-scaler"), "{report}");
     assert!(elapsed < config.deadline, "took {elapsed:?}");
 }
+
+/// The long soak's set-up, shortened: the API server in a child process (the `soak` binary
+/// with `--serve`, driven over its standard input), faults injected through it, its memory
+/// measured apart from the soak's.
+#[test]
+fn a_short_soak_with_its_api_server_in_a_child_process() {
+    let mut config = SoakConfig::short(5);
+    config.length = soak::Length::Rounds(10);
+    config.server = soak::Placement::Child(env!("CARGO_BIN_EXE_soak").into());
+    let outcome = soak::run(&config).expect("the soak ran to its checks");
+    println!("{outcome}");
+    assert!(outcome.passed(), "{outcome}");
+    let report = &outcome.report;
+    assert!(report.faults.total() > 0);
+    assert_eq!(report.server_rss_kib.len(), report.rounds);
+    assert!(report.server_rss_kib.iter().all(|&kib| kib > 0));
+    assert!(outcome.summary().contains("server_rss_peak="));
+}
