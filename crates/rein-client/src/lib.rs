@@ -11,7 +11,7 @@
 //! - [`Error`]: API failures keep the server's `Status`; `is_not_found()` and friends classify.
 //! - [`controllerutil`]: owner references, create-or-update/patch, finalizers.
 //! - [`metrics::registry`]: the process-wide Prometheus registry.
-//! - [`kube_client`]: the kube-client a manager uses: every request bounded
+//! - [`kube_client()`]: the kube-client a manager uses: every request bounded
 //!   ([`timeout::RequestTimeouts`]) and throttling retried as client-go does
 //!   ([`retry::RetryAfterLayer`]).
 //!

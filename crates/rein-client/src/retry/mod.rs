@@ -6,7 +6,7 @@
 //!
 //! kube-client's default (`RetryPolicy::server_retry`) instead retries 429/503/504 up to 15
 //! times with an exponential backoff that grows to 1,000 s: one request can sleep inside the
-//! client for many minutes while its caller sees nothing. [`crate::kube_client`] turns that off
+//! client for many minutes while its caller sees nothing. [`crate::kube_client()`] turns that off
 //! and installs this layer under the request timeout.
 
 #[cfg(test)]
