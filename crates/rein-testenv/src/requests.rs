@@ -1,4 +1,5 @@
-//! The request log: every request the server answered, for tests that assert on traffic.
+//! The request log (every request the server answered, for tests that assert on traffic) and
+//! the requests in flight (every request received and not answered yet, with where it waits).
 
 /// One request the server saw.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -61,7 +62,7 @@ pub struct InFlightRequest {
 impl std::fmt::Display for InFlightRequest {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(f, "{} {}", self.method, self.path)?;
-        if let Some(q) = &self.query {
+        if let Some(q) = self.query.as_deref().filter(|q| !q.is_empty()) {
             write!(f, "?{q}")?;
         }
         write!(f, " ({:?}, {:.1?} old)", self.stage, self.age)
