@@ -30,6 +30,10 @@ struct Args {
     /// Run exactly this many rounds instead (overrides --minutes).
     #[arg(long)]
     rounds: Option<usize>,
+    /// Stop and report once nothing (no write, round or check) finished for this many seconds
+    /// (default 90).
+    #[arg(long, value_name = "SECONDS")]
+    stall_timeout: Option<u64>,
     /// Run the short configuration of the test suite (thirty rounds, about a thousand objects).
     #[arg(long)]
     short: bool,
@@ -56,6 +60,9 @@ fn main() -> anyhow::Result<ExitCode> {
     };
     if let Some(rounds) = args.rounds {
         config.length = Length::Rounds(rounds.max(1));
+    }
+    if let Some(secs) = args.stall_timeout {
+        config.stall_timeout = Duration::from_secs(secs.max(1));
     }
     if !args.in_process_server {
         config.server = Placement::Child(std::env::current_exe()?);
