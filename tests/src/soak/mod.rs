@@ -1,6 +1,7 @@
 //! The chaos soak: a manager with three controllers against rein-testenv while a chaos driver
 //! injects faults and a writer churns objects, then checks convergence, caches, per-key
-//! exclusivity, per-key bookkeeping, tasks and memory.
+//! exclusivity, per-key bookkeeping, tasks and memory. A watchdog stops a run that passes its
+//! deadline or stalls, with a report of what everything was waiting on.
 //!
 //! Three runtimes keep the figures honest: rein-testenv runs on its own, the manager on a
 //! dedicated one (so its alive-task count can be compared with the baseline after it stops),
@@ -75,8 +76,9 @@ pub struct SoakConfig {
     pub deadline: Duration,
     /// The soak stops the same way when no write, round or check finished for this long.
     pub stall_timeout: Duration,
-    /// Check that resident memory stays bounded across the later rounds (long runs only: a
-    /// short run has too few rounds after warm-up to tell growth from noise).
+    /// Check that resident memory and (when counted) the live heap stay bounded across the
+    /// later rounds (long runs only: a short run has too few rounds after warm-up to tell
+    /// growth from noise).
     pub check_memory: bool,
     /// Print a line per round.
     pub progress: bool,
