@@ -126,8 +126,8 @@ impl Server {
         }
     }
 
-    /// The server's request log since the last clear, for diagnosing a diverged cache (the
-    /// in-process server only).
+    /// The in-process server itself (its request log diagnoses a diverged cache); `None` for
+    /// a child.
     pub(crate) fn env(&self) -> Option<&TestEnv> {
         match self {
             Server::InProcess(env) => Some(env),
@@ -206,71 +206,59 @@ pub(crate) enum FaultSink {
 }
 
 impl FaultSink {
-    fn child(&self, command: &str) -> bool {
+    /// Applies a fault: `local` on an in-process server, `command` sent to a child.
+    fn apply(&self, local: impl FnOnce(&Faults), command: impl FnOnce() -> String) {
         match self {
-            FaultSink::InProcess(_) => false,
+            FaultSink::InProcess(f) => local(f),
             FaultSink::Child(c) => {
-                c.ask(command);
-                true
+                c.ask(&command());
             }
         }
     }
 
     pub(crate) fn close_watches(&self) {
-        match self {
-            FaultSink::InProcess(f) => f.close_watches(),
-            FaultSink::Child(_) => _ = self.child("close-watches"),
-        }
+        self.apply(Faults::close_watches, || "close-watches".into());
     }
 
     pub(crate) fn compact(&self) {
-        match self {
-            FaultSink::InProcess(f) => f.compact(),
-            FaultSink::Child(_) => _ = self.child("compact"),
-        }
+        self.apply(Faults::compact, || "compact".into());
     }
 
     pub(crate) fn server_errors(&self, n: usize) {
-        match self {
-            FaultSink::InProcess(f) => f.inject(Fault::server_error(n)),
-            FaultSink::Child(_) => _ = self.child(&format!("errors {n}")),
-        }
+        self.apply(
+            |f| f.inject(Fault::server_error(n)),
+            || format!("errors {n}"),
+        );
     }
 
     pub(crate) fn throttle(&self, n: usize, retry_after_secs: u64) {
-        match self {
-            FaultSink::InProcess(f) => f.inject(Fault::too_many_requests(n, retry_after_secs)),
-            FaultSink::Child(_) => _ = self.child(&format!("throttle {n} {retry_after_secs}")),
-        }
+        self.apply(
+            |f| f.inject(Fault::too_many_requests(n, retry_after_secs)),
+            || format!("throttle {n} {retry_after_secs}"),
+        );
     }
 
     /// Holds the next `n` requests whose path contains `path` forever.
     pub(crate) fn hang(&self, n: usize, path: &str) {
-        match self {
-            FaultSink::InProcess(f) => f.inject(Fault::hang(n).matching(path)),
-            FaultSink::Child(_) => _ = self.child(&format!("hang {n} {path}")),
-        }
+        self.apply(
+            |f| f.inject(Fault::hang(n).matching(path)),
+            || format!("hang {n} {path}"),
+        );
     }
 
     pub(crate) fn set_latency(&self, latency: Duration) {
-        match self {
-            FaultSink::InProcess(f) => f.set_latency(latency),
-            FaultSink::Child(_) => _ = self.child(&format!("latency {}", latency.as_millis())),
-        }
+        self.apply(
+            |f| f.set_latency(latency),
+            || format!("latency {}", latency.as_millis()),
+        );
     }
 
     pub(crate) fn pause(&self) {
-        match self {
-            FaultSink::InProcess(f) => f.pause(),
-            FaultSink::Child(_) => _ = self.child("pause"),
-        }
+        self.apply(Faults::pause, || "pause".into());
     }
 
     pub(crate) fn resume(&self) {
-        match self {
-            FaultSink::InProcess(f) => f.resume(),
-            FaultSink::Child(_) => _ = self.child("resume"),
-        }
+        self.apply(Faults::resume, || "resume".into());
     }
 
     /// Error answers injected and not yet used up.
@@ -286,10 +274,7 @@ impl FaultSink {
     }
 
     pub(crate) fn clear(&self) {
-        match self {
-            FaultSink::InProcess(f) => f.clear(),
-            FaultSink::Child(_) => _ = self.child("clear"),
-        }
+        self.apply(Faults::clear, || "clear".into());
     }
 }
 

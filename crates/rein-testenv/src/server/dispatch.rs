@@ -29,13 +29,17 @@ pub(crate) async fn handle(
     let tracked = state
         .in_flight
         .track(method.as_str(), &path, query.as_deref());
+    // The stage is written only when a request waits (off the common path).
+    let mut waited = false;
     if state.faults.inner.is_paused() {
         tracked.stage(RequestStage::Paused);
+        waited = true;
         state.faults.inner.wait_unpaused().await;
     }
     let latency = *state.faults.inner.latency.lock();
     if !latency.is_zero() {
         tracked.stage(RequestStage::Delayed);
+        waited = true;
         tokio::time::sleep(latency).await;
     }
     if state.faults.inner.take_hang(&path) {
@@ -48,7 +52,9 @@ pub(crate) async fn handle(
             "the server is shutting down",
         )));
     }
-    tracked.stage(RequestStage::Handling);
+    if waited {
+        tracked.stage(RequestStage::Handling);
+    }
     let resp = match AssertUnwindSafe(answer(&state, req, &path))
         .catch_unwind()
         .await
