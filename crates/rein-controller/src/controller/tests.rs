@@ -439,6 +439,78 @@ async fn a_reconcile_past_its_timeout_is_retried() {
     until(|| log.count() == 2).await;
     let t = log.times();
     assert_eq!(t[1] - t[0], Duration::from_millis(1005));
+    assert_eq!(
+        c.inner.metrics.timeouts.get(),
+        1,
+        "reconcile_timeouts_total"
+    );
     stop.cancel();
     handle.await.unwrap().unwrap();
+}
+
+/// A `tracing` writer into a shared buffer.
+#[derive(Clone, Default)]
+struct Captured(Arc<Mutex<Vec<u8>>>);
+
+impl std::io::Write for Captured {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.0.lock().extend_from_slice(buf);
+        Ok(buf.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn logs_inside_a_reconcile_carry_its_span() {
+    let captured = Captured::default();
+    let writer = captured.clone();
+    let subscriber = tracing_subscriber::fmt()
+        .with_writer(move || writer.clone())
+        .with_ansi(false)
+        .with_max_level(tracing::Level::INFO)
+        .finish();
+    let _guard = tracing::subscriber::set_default(subscriber);
+    let calls = Arc::new(AtomicUsize::new(0));
+    let n = calls.clone();
+    let c = Controller::new(
+        "span-test",
+        reconciler_fn(move |ctx, req| {
+            let n = n.clone();
+            async move {
+                tracing::info!(id = ctx.reconcile_id(), "user log for {}", req.key.name);
+                if n.fetch_add(1, Ordering::SeqCst) == 0 {
+                    return Err::<Action, BoxError>("first attempt fails".into());
+                }
+                Ok(Action::done())
+            }
+        }),
+        ControllerOptions::default(),
+    )
+    .unwrap();
+    c.queue().add(Request::new("ns", "traced"));
+    let (stop, handle) = start(&c);
+    until(|| calls.load(Ordering::SeqCst) == 2).await;
+    stop.cancel();
+    handle.await.unwrap().unwrap();
+    let text = String::from_utf8(captured.0.lock().clone()).unwrap();
+    let line = |needle: &str| {
+        text.lines()
+            .find(|l| l.contains(needle))
+            .unwrap_or_else(|| panic!("no line with {needle:?} in:\n{text}"))
+            .to_owned()
+    };
+    let first = line("user log for traced id=1");
+    assert!(
+        first.contains(
+            r#"reconcile{controller=span-test namespace="ns" name=traced reconcile_id=1}"#
+        ),
+        "{first}"
+    );
+    let error = line("reconciler error; requeueing with backoff");
+    assert!(error.contains("reconcile_id=1}"), "{error}");
+    assert!(error.contains("first attempt fails"), "{error}");
+    let second = line("user log for traced id=2");
+    assert!(second.contains("reconcile_id=2}"), "{second}");
 }

@@ -10,6 +10,7 @@ use futures::FutureExt;
 use tokio::task::JoinSet;
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
+use tracing::Instrument;
 
 use super::{Error, Inner};
 use crate::queue::AddOptions;
@@ -127,9 +128,13 @@ async fn reconcile_handler(
     priority: i32,
 ) {
     let id = inner.next_reconcile_id.fetch_add(1, Ordering::Relaxed);
+    let span = reconcile_span(&inner.name, req, id);
     let ctx = Context::with_id(inner.name.clone(), id, stop.clone());
     let started = Instant::now();
-    let result = reconcile(inner, ctx, req.clone()).await;
+    let result = reconcile(inner, ctx, req.clone())
+        .instrument(span.clone())
+        .await;
+    let _entered = span.enter();
     inner.metrics.time.observe(
         Instant::now()
             .saturating_duration_since(started)
@@ -142,12 +147,12 @@ async fn reconcile_handler(
             m.error.inc();
             m.errors.inc();
             m.terminal.inc();
-            tracing::error!(controller = %inner.name, request = %req, reconcile_id = id, error = %ErrorChain(&*err), "reconciler returned a terminal error; not retrying");
+            tracing::error!(error = %ErrorChain(&*err), "reconciler returned a terminal error; not retrying");
         }
         Err(err) => {
             m.error.inc();
             m.errors.inc();
-            tracing::error!(controller = %inner.name, request = %req, reconcile_id = id, error = %ErrorChain(&*err), "reconciler error; requeueing with backoff");
+            tracing::error!(error = %ErrorChain(&*err), "reconciler error; requeueing with backoff");
             q.add_with_options(
                 req.clone(),
                 AddOptions {
@@ -188,13 +193,29 @@ async fn reconcile_handler(
     }
 }
 
+/// The span every reconcile runs in (and its outcome is logged in), carrying what
+/// controller-runtime puts in its reconcile logger: the controller, the object's namespace and
+/// name, and the reconcile id. Logs written by user code inside a reconcile are attributed by it.
+fn reconcile_span(controller: &str, req: &Request, id: u64) -> tracing::Span {
+    tracing::info_span!(
+        "reconcile",
+        controller = %controller,
+        namespace = req.key.namespace.as_deref().unwrap_or(""),
+        name = %req.key.name,
+        reconcile_id = id,
+    )
+}
+
 /// Calls the reconciler, catching panics and applying the reconciliation timeout.
 async fn reconcile(inner: &Arc<Inner>, ctx: Context, req: Request) -> Result<Action, BoxError> {
     let fut = AssertUnwindSafe((inner.reconcile)(ctx, req)).catch_unwind();
     let outcome = match inner.options.reconciliation_timeout {
         Some(limit) => match tokio::time::timeout(limit, fut).await {
             Ok(outcome) => outcome,
-            Err(_) => return Err(Box::new(ReconcileTimeout(limit))),
+            Err(_) => {
+                inner.metrics.timeouts.inc();
+                return Err(Box::new(ReconcileTimeout(limit)));
+            }
         },
         None => fut.await,
     };

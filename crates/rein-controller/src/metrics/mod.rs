@@ -2,7 +2,7 @@
 //! `rein_client::metrics::registry()` so existing dashboards work.
 //!
 //! `controller_runtime_reconcile_total{controller,result}`, `…_reconcile_errors_total`,
-//! `…_terminal_reconcile_errors_total`, `…_reconcile_panics_total`,
+//! `…_terminal_reconcile_errors_total`, `…_reconcile_panics_total`, `…_reconcile_timeouts_total`,
 //! `…_reconcile_time_seconds`, `…_max_concurrent_reconciles`, `…_active_workers`, and the
 //! `workqueue_*` family labelled `{name, controller}`.
 
@@ -58,6 +58,7 @@ struct Families {
     errors: Family<ControllerLabel, Counter>,
     terminal: Family<ControllerLabel, Counter>,
     panics: Family<ControllerLabel, Counter>,
+    timeouts: Family<ControllerLabel, Counter>,
     time: Family<ControllerLabel, Histogram, fn() -> Histogram>,
     max_concurrent: Family<ControllerLabel, Gauge>,
     active_workers: Family<ControllerLabel, Gauge>,
@@ -78,6 +79,7 @@ fn families() -> &'static Families {
             errors: Family::default(),
             terminal: Family::default(),
             panics: Family::default(),
+            timeouts: Family::default(),
             time: Family::new_with_constructor(reconcile_histogram),
             max_concurrent: Family::default(),
             active_workers: Family::default(),
@@ -109,6 +111,11 @@ fn families() -> &'static Families {
             "controller_runtime_reconcile_panics",
             "Total number of reconciliation panics per controller",
             f.panics.clone(),
+        );
+        r.register(
+            "controller_runtime_reconcile_timeouts",
+            "Total number of reconciliation timeouts per controller",
+            f.timeouts.clone(),
         );
         r.register(
             "controller_runtime_reconcile_time_seconds",
@@ -175,6 +182,7 @@ pub(crate) struct ControllerMetrics {
     pub(crate) errors: Counter,
     pub(crate) terminal: Counter,
     pub(crate) panics: Counter,
+    pub(crate) timeouts: Counter,
     pub(crate) time: Histogram,
     pub(crate) max_concurrent: Gauge,
     pub(crate) active_workers: Gauge,
@@ -203,6 +211,7 @@ impl ControllerMetrics {
             errors: f.errors.get_or_create(&label).clone(),
             terminal: f.terminal.get_or_create(&label).clone(),
             panics: f.panics.get_or_create(&label).clone(),
+            timeouts: f.timeouts.get_or_create(&label).clone(),
             time: f.time.get_or_create(&label).clone(),
             max_concurrent: f.max_concurrent.get_or_create(&label).clone(),
             active_workers: f.active_workers.get_or_create(&label).clone(),
