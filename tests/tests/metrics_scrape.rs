@@ -143,6 +143,29 @@ async fn a_scrape_shows_reconcile_counters_moving() {
         .is_some_and(|v| v >= 5.0),
         "workqueue adds for the controller missing or not moving:\n{last}"
     );
+    // The cache's lists and watches went through the manager's client: client-go's metrics.
+    let host = format!(
+        "host=\"{}\"",
+        env.config().cluster_url.authority().expect("authority")
+    );
+    assert!(
+        sample(
+            &last,
+            "rest_client_requests_total",
+            &["code=\"200\"", "method=\"GET\"", &host]
+        )
+        .is_some_and(|v| v >= 1.0),
+        "rest_client_requests_total missing for {host}:\n{last}"
+    );
+    assert!(
+        sample(
+            &last,
+            "rest_client_request_duration_seconds_count",
+            &["verb=\"GET\"", &host]
+        )
+        .is_some_and(|v| v >= 1.0),
+        "rest_client_request_duration_seconds missing for {host}:\n{last}"
+    );
 
     stop.cancel();
     running

@@ -54,15 +54,19 @@ pub use rein_scheme::{GroupVersionKind, GroupVersionResource, ObjectKey, Scheme}
 /// A kube-client for `config` as rein's manager uses it: kube-client's own retry (up to 15
 /// retries, backing off to 1,000 s) replaced by client-go's ([`retry::RetryAfterLayer`]: only
 /// what the server asks for with `Retry-After`, at most 10 times), and every request, retries
-/// included, bounded by `timeouts` ([`timeout::RequestTimeoutLayer`], outermost).
+/// included, bounded by `timeouts` ([`timeout::RequestTimeoutLayer`], outermost). Every attempt
+/// is recorded in client-go's `rest_client_*` metrics ([`metrics::RestClientMetricsLayer`]).
 pub fn kube_client(
     config: kube_client::Config,
     timeouts: timeout::RequestTimeouts,
 ) -> Result<kube_client::Client, kube_client::Error> {
     let mut config = config;
     config.default_retry = false;
+    let host = metrics::RestClientMetricsLayer::host_of(&config.cluster_url);
     let builder = kube_client::client::ClientBuilder::try_from(config)?;
     Ok(builder
+        // Innermost: every attempt the retry layer makes is counted, as client-go counts them.
+        .with_layer(&metrics::RestClientMetricsLayer::new(host))
         // The retry layer sends a request again, so needs a service it can clone.
         .with_layer(&tower::buffer::BufferLayer::new(1024))
         .with_layer(&retry::RetryAfterLayer::default())

@@ -1,5 +1,7 @@
-//! The process-wide Prometheus registry (controller-runtime's `metrics.Registry`) and the
-//! client's read-path counter.
+//! The process-wide Prometheus registry (controller-runtime's `metrics.Registry`), the
+//! client's read-path counter and client-go's REST client metrics ([`RestClientMetricsLayer`]).
+
+mod rest;
 
 use std::sync::OnceLock;
 
@@ -8,6 +10,8 @@ use prometheus_client::encoding::EncodeLabelSet;
 use prometheus_client::metrics::counter::Counter;
 use prometheus_client::metrics::family::Family;
 use prometheus_client::registry::Registry;
+
+pub use rest::{RestClientMetrics, RestClientMetricsLayer, rest_client_requests};
 
 /// The registry every rein crate registers its metrics in; rein-manager's metrics server
 /// encodes it.
