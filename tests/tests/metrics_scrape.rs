@@ -143,6 +143,18 @@ async fn a_scrape_shows_reconcile_counters_moving() {
         .is_some_and(|v| v >= 5.0),
         "workqueue adds for the controller missing or not moving:\n{last}"
     );
+    // The informer behind the controller: its reflector's lists and watches, and its store.
+    for (metric, at_least) in [
+        ("reflector_lists_total", 1.0),
+        ("reflector_watches_total", 1.0),
+        ("rein_informer_store_objects", 5.0),
+        ("rein_informer_synced", 1.0),
+    ] {
+        assert!(
+            sample(&last, metric, &["ConfigMap"]).is_some_and(|v| v >= at_least),
+            "{metric} for ConfigMap missing or below {at_least}:\n{last}"
+        );
+    }
     // The cache's lists and watches went through the manager's client: client-go's metrics.
     let host = format!(
         "host=\"{}\"",

@@ -2,6 +2,7 @@
 //! created on first use, with namespace restriction, per-kind selectors, a metadata transform,
 //! field indexes, and `get`/`list` answered from memory.
 
+mod metrics;
 mod options;
 mod reader;
 #[cfg(test)]
@@ -113,16 +114,16 @@ impl Cache {
             });
         }
         let (started, _) = watch::channel(None);
-        Self {
-            inner: Arc::new(Inner {
-                kube,
-                options,
-                factory,
-                informers: Mutex::new(HashMap::new()),
-                started,
-                tasks: Mutex::new(Vec::new()),
-            }),
-        }
+        let inner = Arc::new(Inner {
+            kube,
+            options,
+            factory,
+            informers: Mutex::new(HashMap::new()),
+            started,
+            tasks: Mutex::new(Vec::new()),
+        });
+        metrics::track(&inner);
+        Self { inner }
     }
 
     /// The options the cache was built with.

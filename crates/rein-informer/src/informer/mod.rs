@@ -98,6 +98,8 @@ pub struct InformerStatus {
     pub queued: usize,
     /// Notifications waiting in each running handler's buffer.
     pub handler_buffers: Vec<usize>,
+    /// Objects in the informer's cache.
+    pub store_size: usize,
 }
 
 impl fmt::Display for InformerStatus {
@@ -276,6 +278,7 @@ where
                 .map(|c| c.reflector_status()),
             queued: self.inner.queue.len(),
             handler_buffers: self.inner.processor.buffered(),
+            store_size: self.inner.indexer.len(),
         }
     }
 

@@ -321,6 +321,7 @@ where
     async fn list(&self, stop: &CancellationToken) -> Result<bool, Error> {
         let mut rv = self.relist_resource_version();
         self.status.set(ReflectorPhase::Listing);
+        self.status.list_started();
         loop {
             let result = tokio::select! {
                 _ = stop.cancelled() => return Ok(false),
@@ -418,6 +419,8 @@ where
             self.last_sync.get().unwrap_or_default()
         };
         self.status.set(ReflectorPhase::StreamingList);
+        self.status.list_started();
+        self.status.watch_started();
         let params = WatchParams {
             bookmarks: true,
             send_initial_events: true,
@@ -539,6 +542,7 @@ where
         };
         let rv = self.last_sync.get().unwrap_or_default();
         self.status.set(ReflectorPhase::OpeningWatch);
+        self.status.watch_started();
         tokio::select! {
             _ = stop.cancelled() => Ok(None),
             r = self.lister_watcher.watch(&params, &rv) => r.map(Some).map_err(|source| Error::Api {

@@ -41,6 +41,11 @@ pub struct ReflectorStatus {
     pub last_sync_resource_version: Option<String>,
     /// Watch events read since the reflector started.
     pub events: u64,
+    /// Lists started (paged or streaming) since the reflector started; every one after the
+    /// first is a relist.
+    pub lists: u64,
+    /// Watches opened (a streaming list's watch included) since the reflector started.
+    pub watches: u64,
     /// The last error that ended a list or watch, if any.
     pub last_error: Option<String>,
 }
@@ -71,6 +76,8 @@ struct Shared {
     state: Mutex<State>,
     /// Counted on every event, so kept out of the lock.
     events: AtomicU64,
+    lists: AtomicU64,
+    watches: AtomicU64,
 }
 
 #[derive(Debug)]
@@ -89,6 +96,8 @@ impl Default for StatusCell {
                 last_error: None,
             }),
             events: AtomicU64::new(0),
+            lists: AtomicU64::new(0),
+            watches: AtomicU64::new(0),
         }))
     }
 }
@@ -100,6 +109,16 @@ impl StatusCell {
             s.phase = phase;
             s.since = Instant::now();
         }
+    }
+
+    /// Counts one list started (paged, or a streaming list's request).
+    pub(crate) fn list_started(&self) {
+        self.0.lists.fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// Counts one watch opened.
+    pub(crate) fn watch_started(&self) {
+        self.0.watches.fetch_add(1, Ordering::Relaxed);
     }
 
     /// Counts one watch event read.
@@ -126,6 +145,8 @@ impl StatusCell {
             for_: s.since.elapsed(),
             last_sync_resource_version,
             events: self.0.events.load(Ordering::Relaxed),
+            lists: self.0.lists.load(Ordering::Relaxed),
+            watches: self.0.watches.load(Ordering::Relaxed),
             last_error: s.last_error.clone(),
         }
     }
