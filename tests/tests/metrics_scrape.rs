@@ -155,6 +155,12 @@ async fn a_scrape_shows_reconcile_counters_moving() {
             "{metric} for ConfigMap missing or below {at_least}:\n{last}"
         );
     }
+    // The process collector, as controller-runtime's registry has it.
+    assert!(
+        last.lines()
+            .any(|l| l.starts_with("process_resident_memory_bytes ")),
+        "process_resident_memory_bytes missing:\n{last}"
+    );
     // The cache's lists and watches went through the manager's client: client-go's metrics.
     let host = format!(
         "host=\"{}\"",

@@ -1,6 +1,8 @@
 //! The process-wide Prometheus registry (controller-runtime's `metrics.Registry`), the
-//! client's read-path counter and client-go's REST client metrics ([`RestClientMetricsLayer`]).
+//! client's read-path counter, client-go's REST client metrics ([`RestClientMetricsLayer`]) and,
+//! on Linux, the process collector's `process_*` metrics.
 
+mod process;
 mod rest;
 
 use std::sync::OnceLock;
@@ -14,10 +16,15 @@ use prometheus_client::registry::Registry;
 pub use rest::{RestClientMetrics, RestClientMetricsLayer, rest_client_requests};
 
 /// The registry every rein crate registers its metrics in; rein-manager's metrics server
-/// encodes it.
+/// encodes it. It starts with the `process_*` metrics (CPU, memory, file descriptors, start
+/// time), as controller-runtime's does.
 pub fn registry() -> &'static Mutex<Registry> {
     static REGISTRY: OnceLock<Mutex<Registry>> = OnceLock::new();
-    REGISTRY.get_or_init(|| Mutex::new(Registry::default()))
+    REGISTRY.get_or_init(|| {
+        let mut registry = Registry::default();
+        registry.register_collector(Box::new(process::ProcessCollector));
+        Mutex::new(registry)
+    })
 }
 
 /// Which path served a read.
