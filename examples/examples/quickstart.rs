@@ -14,6 +14,10 @@
 //! - `replicaset-pod-counter` writes the number of matching Pods into the ReplicaSet's
 //!   `pod-count` label — S14;
 //! - a Pod watcher (a `Funcs` handler) prints every Pod event as it arrives.
+//!
+//! The two controllers write the same ReplicaSets, so the pod counter's update sometimes meets a
+//! newer copy than its cache had: a Conflict, which it handles by requeueing (shown with
+//! `RUST_LOG=quickstart=debug`); the normal run logs no error.
 // smoke-args: --quick
 // smoke-expect: using the embedded API server
 // smoke-expect: replicaset default/frontend has 3 pods, pod-count=3
@@ -226,8 +230,18 @@ impl Reconciler for PodCounter {
             return Ok(Action::done());
         }
         labels.insert("pod-count".into(), count.clone());
-        // A conflict (the cache was behind) is an error: the key is requeued with backoff.
-        self.client.update(&rs, &PostParams::default()).await?;
+        // A conflict means the cached copy was stale (another controller wrote the ReplicaSet
+        // since): part of life with optimistic concurrency, not a failure. Requeue through the
+        // rate limiter; the next reconcile reads the newer copy (controller-runtime's
+        // `if apierrors.IsConflict(err) { return ctrl.Result{Requeue: true}, nil }`).
+        match self.client.update(&rs, &PostParams::default()).await {
+            Ok(_) => {}
+            Err(err) if err.is_conflict() => {
+                tracing::debug!(%req, "stale ReplicaSet, requeued: {err}");
+                return Ok(Action::requeue());
+            }
+            Err(err) => return Err(err.into()),
+        }
         println!("  reconcile [replicaset-pod-counter] {req}: pod-count={count}");
         Ok(Action::done())
     }
