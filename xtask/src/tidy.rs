@@ -261,3 +261,75 @@ fn rein_apiserver_listens_on_loopback_by_default() {
     assert_eq!(apiserver_default_listen(&args("#[arg(long)]")), None);
     assert_eq!(apiserver_default_listen("    listen: SocketAddr,\n"), None);
 }
+
+/// The relative link targets of a Markdown text (`[text](target)`), outside fenced code blocks,
+/// without their `#fragment`; web and mail addresses and in-page anchors are left out.
+fn relative_links(markdown: &str) -> Vec<(usize, String)> {
+    let mut links = Vec::new();
+    let mut in_code_block = false;
+    for (i, line) in markdown.lines().enumerate() {
+        if line.trim_start().starts_with("```") {
+            in_code_block = !in_code_block;
+            continue;
+        }
+        if in_code_block {
+            continue;
+        }
+        for (start, _) in line.match_indices("](") {
+            let rest = &line[start + 2..];
+            let Some(end) = rest.find(')') else { continue };
+            let target = rest[..end].split('#').next().unwrap_or("").trim();
+            let is_web = target.contains("://") || target.starts_with("mailto:");
+            if !target.is_empty() && !is_web {
+                links.push((i + 1, target.to_owned()));
+            }
+        }
+    }
+    links
+}
+
+/// The Markdown files whose relative links must resolve: `README.md`, `examples/README.md`
+/// and every `docs/*.md`.
+fn linked_markdown_files(root: &Path) -> Vec<PathBuf> {
+    let mut files = vec![root.join("README.md"), root.join("examples/README.md")];
+    let mut docs: Vec<PathBuf> = std::fs::read_dir(root.join("docs"))
+        .expect("docs dir")
+        .filter_map(Result::ok)
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|e| e == "md"))
+        .collect();
+    docs.sort();
+    files.extend(docs);
+    files
+}
+
+#[test]
+fn every_relative_link_in_the_docs_resolves() {
+    let root = project_root();
+    let mut broken = Vec::new();
+    for file in linked_markdown_files(&root) {
+        let text = std::fs::read_to_string(&file).unwrap();
+        let dir = file.parent().unwrap();
+        for (line, target) in relative_links(&text) {
+            if !dir.join(&target).exists() {
+                let shown = file.strip_prefix(&root).unwrap_or(&file).display();
+                broken.push(format!("{shown}:{line}: {target}"));
+            }
+        }
+    }
+    assert!(broken.is_empty(), "links to missing files: {broken:#?}");
+}
+
+#[test]
+fn the_link_check_finds_relative_links_only() {
+    let md = "See [the guide](docs/guide.md#flow) and [kube](https://kube.rs), [top](#top).\n\
+              ```sh\n[not](a/link.md)\n```\n[a](../x.rs) and [b](y.md)\n";
+    assert_eq!(
+        relative_links(md),
+        vec![
+            (1, "docs/guide.md".to_owned()),
+            (5, "../x.rs".to_owned()),
+            (5, "y.md".to_owned()),
+        ]
+    );
+}
