@@ -333,3 +333,205 @@ fn the_link_check_finds_relative_links_only() {
         ]
     );
 }
+
+/// The rein library crates in stack order, bottom first, with their rank: a crate may depend
+/// (normally or for its tests) only on crates of a lower rank. `rein-workqueue` and
+/// `rein-scheme` are both at the bottom and know nothing of each other.
+const LAYERS: &[(&str, u8)] = &[
+    ("rein-workqueue", 0),
+    ("rein-scheme", 0),
+    ("rein-informer", 1),
+    ("rein-client", 2),
+    ("rein-controller", 3),
+    ("rein-manager", 4),
+    ("rein", 5),
+];
+
+/// The embedded API server: it depends on no rein crate, and the library crates take it only
+/// as a dev-dependency.
+const TESTENV: &str = "rein-testenv";
+
+/// The one runtime dependency the bottom crate may have.
+const WORKQUEUE_DEPENDENCIES: &[&str] = &["tokio"];
+
+/// The names of the dependencies in table `[table]` of a manifest.
+fn dependency_names(manifest: &str, table: &str) -> Vec<String> {
+    table_lines(manifest, table)
+        .iter()
+        .filter_map(|l| l.split_once('=').map(|(name, _)| name.to_owned()))
+        .collect()
+}
+
+/// Whether a manifest says `publish = false` (examples, tests, tools: their targets, not only
+/// `src/`, are what they are for).
+fn is_unpublished(manifest: &str) -> bool {
+    table_lines(manifest, "package")
+        .iter()
+        .any(|l| l == "publish=false")
+}
+
+/// The Rust sources of a member: `src/` and `build.rs`, and with `all_targets` also `tests/`,
+/// `benches/` and `examples/`, as one text.
+fn member_sources(dir: &Path, all_targets: bool) -> String {
+    let mut files = Vec::new();
+    rust_files(&dir.join("src"), &mut files);
+    files.push(dir.join("build.rs"));
+    if all_targets {
+        for sub in ["tests", "benches", "examples"] {
+            rust_files(&dir.join(sub), &mut files);
+        }
+    }
+    files
+        .iter()
+        .filter_map(|f| std::fs::read_to_string(f).ok())
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// Whether `source` names the crate `ident` as a whole word (`serde_json::`, `use tokio`,
+/// `#[async_trait::async_trait]`, `#[derive(thiserror::Error)]`…).
+fn names_crate(source: &str, ident: &str) -> bool {
+    let is_ident_char = |c: char| c.is_ascii_alphanumeric() || c == '_';
+    source.match_indices(ident).any(|(at, _)| {
+        let before = source[..at].chars().next_back();
+        let after = source[at + ident.len()..].chars().next();
+        !before.is_some_and(is_ident_char) && !after.is_some_and(is_ident_char)
+    })
+}
+
+/// What is wrong with one member's dependencies: unused ones, and rein crates it may not use.
+fn dependency_problems(member: &str, manifest: &str, dir: &Path) -> Vec<String> {
+    let mut problems = Vec::new();
+    let normal = dependency_names(manifest, "dependencies");
+    let dev = dependency_names(manifest, "dev-dependencies");
+    let package = table_lines(manifest, "package")
+        .iter()
+        .find_map(|l| {
+            l.strip_prefix("name=")
+                .map(|n| n.trim_matches('"').to_owned())
+        })
+        .unwrap_or_default();
+
+    // Declared but unused: a normal dependency must be named by the library or binary itself
+    // (by any target for unpublished packages), a dev-dependency by some target.
+    let own = member_sources(dir, is_unpublished(manifest));
+    let everything = member_sources(dir, true);
+    for name in &normal {
+        if !names_crate(&own, &name.replace('-', "_")) {
+            let used_elsewhere = names_crate(&everything, &name.replace('-', "_"));
+            let fix = if used_elsewhere {
+                "only tests, benches or examples use it: make it a dev-dependency"
+            } else {
+                "nothing uses it: remove it"
+            };
+            problems.push(format!("{member}: dependency `{name}` is unused ({fix})"));
+        }
+    }
+    for name in dev.iter().filter(|d| !normal.contains(d)) {
+        if !names_crate(&everything, &name.replace('-', "_")) {
+            problems.push(format!("{member}: dev-dependency `{name}` is unused"));
+        }
+    }
+
+    // Layering: rein crates point down the stack; rein-testenv stands alone.
+    let rank = |name: &str| LAYERS.iter().find(|(n, _)| *n == name).map(|(_, r)| *r);
+    let rein_deps = normal.iter().chain(&dev).filter(|d| d.starts_with("rein"));
+    if package == TESTENV {
+        for dep in rein_deps {
+            problems.push(format!(
+                "{member}: rein-testenv depends on no rein crate, not `{dep}`"
+            ));
+        }
+    } else if let Some(own_rank) = rank(&package) {
+        for dep in rein_deps {
+            let allowed = match rank(dep) {
+                Some(r) => r < own_rank,
+                None => dep == TESTENV && !normal.contains(dep),
+            };
+            if !allowed {
+                problems.push(format!(
+                    "{member}: `{package}` may not depend on `{dep}` (dependencies point down the \
+                     stack; rein-testenv only as a dev-dependency)"
+                ));
+            }
+        }
+    }
+    if package == "rein-workqueue" {
+        for dep in normal
+            .iter()
+            .filter(|d| !WORKQUEUE_DEPENDENCIES.contains(&d.as_str()))
+        {
+            problems.push(format!(
+                "{member}: the bottom crate depends only on {WORKQUEUE_DEPENDENCIES:?}, not `{dep}`"
+            ));
+        }
+    }
+    problems
+}
+
+#[test]
+fn dependencies_point_down_the_stack_and_are_all_used() {
+    let root = project_root();
+    let manifest = std::fs::read_to_string(root.join("Cargo.toml")).unwrap();
+    let mut problems = Vec::new();
+    for member in workspace_members(&manifest) {
+        let dir = root.join(&member);
+        let own = std::fs::read_to_string(dir.join("Cargo.toml")).unwrap_or_default();
+        problems.extend(dependency_problems(&member, &own, &dir));
+    }
+    // Nothing depends on the tools and harnesses on top.
+    for member in workspace_members(&manifest) {
+        let own = std::fs::read_to_string(root.join(&member).join("Cargo.toml")).unwrap();
+        for dep in dependency_names(&own, "dependencies")
+            .into_iter()
+            .chain(dependency_names(&own, "dev-dependencies"))
+        {
+            if ["rein-bench", "rein-examples", "rein-tests", "xtask"].contains(&dep.as_str()) {
+                problems.push(format!("{member}: nothing may depend on `{dep}`"));
+            }
+        }
+    }
+    assert!(problems.is_empty(), "{problems:#?}");
+}
+
+#[test]
+fn the_dependency_check_flags_what_it_looks_for() {
+    let dir = std::env::temp_dir().join(format!("rein-tidy-deps-{}", std::process::id()));
+    std::fs::create_dir_all(dir.join("src")).unwrap();
+    std::fs::create_dir_all(dir.join("tests")).unwrap();
+    std::fs::write(
+        dir.join("src/lib.rs"),
+        "//! A crate.\nuse rein_scheme::ObjectKey;\n#[async_trait::async_trait]\ntrait T {}\n",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("tests/t.rs"),
+        "//! A test.\nuse serde_json::json;\n",
+    )
+    .unwrap();
+    let manifest = "[package]\nname = \"rein-informer\"\n\n[dependencies]\n\
+                    rein-scheme = { workspace = true }\nasync-trait = \"0.1\"\n\
+                    serde_json = \"1\"\nfoldhash = \"0.2\"\nrein-client = { workspace = true }\n\
+                    rein-testenv = { workspace = true }\n\n[dev-dependencies]\nproptest = \"1\"\n";
+    let problems = dependency_problems("crates/x", manifest, &dir);
+    std::fs::remove_dir_all(&dir).unwrap();
+    let flagged = |what: &str| problems.iter().any(|p| p.contains(what));
+    assert!(
+        flagged("`serde_json` is unused (only tests"),
+        "{problems:#?}"
+    );
+    assert!(
+        flagged("`foldhash` is unused (nothing uses it"),
+        "{problems:#?}"
+    );
+    assert!(
+        flagged("dev-dependency `proptest` is unused"),
+        "{problems:#?}"
+    );
+    assert!(flagged("may not depend on `rein-client`"), "{problems:#?}");
+    assert!(flagged("may not depend on `rein-testenv`"), "{problems:#?}");
+    assert!(!flagged("`rein-scheme`"), "{problems:#?}");
+    assert!(!flagged("`async-trait`"), "{problems:#?}");
+    assert!(names_crate("use tokio::sync;", "tokio"));
+    assert!(!names_crate("use tokio_util::sync;", "tokio"));
+}
