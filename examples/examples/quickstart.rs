@@ -1,6 +1,7 @@
 //! Quickstart: a manager running two ReplicaSet controllers and a Pod watcher, demonstrated
 //! against the embedded API server (or a real cluster when a kubeconfig is given). Go originals:
-//! controller-runtime's builder example (S14) and a ReplicaSet controller (S18).
+//! controller-runtime's builder example (`replicaset_labeler`) and a ReplicaSet controller
+//! (`replicaset_scaler`).
 //!
 //! ```sh
 //! cargo run --example quickstart                      # embedded API server, demo, exit
@@ -10,10 +11,14 @@
 //!
 //! What runs:
 //! - `replicaset-scaler` keeps `spec.replicas` Pods named `<rs>-<i>` for every ReplicaSet,
-//!   owned by it (creates missing ones, deletes extras) — S18;
+//!   owned by it (creates missing ones, deletes extras), as `replicaset_scaler`;
 //! - `replicaset-pod-counter` writes the number of matching Pods into the ReplicaSet's
-//!   `pod-count` label — S14;
+//!   `pod-count` label, as `replicaset_labeler`;
 //! - a Pod watcher (a `Funcs` handler) prints every Pod event as it arrives.
+//!
+//! The two controllers write the same ReplicaSets, so the pod counter's update sometimes meets a
+//! newer copy than its cache had: a Conflict, which it handles by requeueing (shown with
+//! `RUST_LOG=quickstart=debug`); the normal run logs no error.
 // smoke-args: --quick
 // smoke-expect: using the embedded API server
 // smoke-expect: replicaset default/frontend has 3 pods, pod-count=3
@@ -87,7 +92,7 @@ async fn main() -> anyhow::Result<()> {
 
     let mgr = Manager::builder(kube_config).build().await?;
 
-    // S18: keep the Pods of every ReplicaSet; also print every Pod event (the Pod watcher).
+    // As `replicaset_scaler`: keep the Pods of every ReplicaSet; also print every Pod event (the Pod watcher).
     ControllerManagedBy::new(&mgr)
         .named("replicaset-scaler")
         .for_::<ReplicaSet>()
@@ -104,7 +109,7 @@ async fn main() -> anyhow::Result<()> {
         .complete(Scaler {
             client: mgr.client(),
         })?;
-    // S14: label every ReplicaSet with the number of its Pods.
+    // As `replicaset_labeler`: label every ReplicaSet with the number of its Pods.
     ControllerManagedBy::new(&mgr)
         .named("replicaset-pod-counter")
         .for_::<ReplicaSet>()
@@ -226,8 +231,18 @@ impl Reconciler for PodCounter {
             return Ok(Action::done());
         }
         labels.insert("pod-count".into(), count.clone());
-        // A conflict (the cache was behind) is an error: the key is requeued with backoff.
-        self.client.update(&rs, &PostParams::default()).await?;
+        // A conflict means the cached copy was stale (another controller wrote the ReplicaSet
+        // since): part of life with optimistic concurrency, not a failure. Requeue through the
+        // rate limiter; the next reconcile reads the newer copy (controller-runtime's
+        // `if apierrors.IsConflict(err) { return ctrl.Result{Requeue: true}, nil }`).
+        match self.client.update(&rs, &PostParams::default()).await {
+            Ok(_) => {}
+            Err(err) if err.is_conflict() => {
+                tracing::debug!(%req, "stale ReplicaSet, requeued: {err}");
+                return Ok(Action::requeue());
+            }
+            Err(err) => return Err(err.into()),
+        }
         println!("  reconcile [replicaset-pod-counter] {req}: pod-count={count}");
         Ok(Action::done())
     }

@@ -261,3 +261,277 @@ fn rein_apiserver_listens_on_loopback_by_default() {
     assert_eq!(apiserver_default_listen(&args("#[arg(long)]")), None);
     assert_eq!(apiserver_default_listen("    listen: SocketAddr,\n"), None);
 }
+
+/// The relative link targets of a Markdown text (`[text](target)`), outside fenced code blocks,
+/// without their `#fragment`; web and mail addresses and in-page anchors are left out.
+fn relative_links(markdown: &str) -> Vec<(usize, String)> {
+    let mut links = Vec::new();
+    let mut in_code_block = false;
+    for (i, line) in markdown.lines().enumerate() {
+        if line.trim_start().starts_with("```") {
+            in_code_block = !in_code_block;
+            continue;
+        }
+        if in_code_block {
+            continue;
+        }
+        for (start, _) in line.match_indices("](") {
+            let rest = &line[start + 2..];
+            let Some(end) = rest.find(')') else { continue };
+            let target = rest[..end].split('#').next().unwrap_or("").trim();
+            let is_web = target.contains("://") || target.starts_with("mailto:");
+            if !target.is_empty() && !is_web {
+                links.push((i + 1, target.to_owned()));
+            }
+        }
+    }
+    links
+}
+
+/// The Markdown files whose relative links must resolve: `README.md`, `examples/README.md`
+/// and every `docs/*.md`.
+fn linked_markdown_files(root: &Path) -> Vec<PathBuf> {
+    let mut files = vec![root.join("README.md"), root.join("examples/README.md")];
+    let mut docs: Vec<PathBuf> = std::fs::read_dir(root.join("docs"))
+        .expect("docs dir")
+        .filter_map(Result::ok)
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|e| e == "md"))
+        .collect();
+    docs.sort();
+    files.extend(docs);
+    files
+}
+
+#[test]
+fn every_relative_link_in_the_docs_resolves() {
+    let root = project_root();
+    let mut broken = Vec::new();
+    for file in linked_markdown_files(&root) {
+        let text = std::fs::read_to_string(&file).unwrap();
+        let dir = file.parent().unwrap();
+        for (line, target) in relative_links(&text) {
+            if !dir.join(&target).exists() {
+                let shown = file.strip_prefix(&root).unwrap_or(&file).display();
+                broken.push(format!("{shown}:{line}: {target}"));
+            }
+        }
+    }
+    assert!(broken.is_empty(), "links to missing files: {broken:#?}");
+}
+
+#[test]
+fn the_link_check_finds_relative_links_only() {
+    let md = "See [the guide](docs/guide.md#flow) and [kube](https://kube.rs), [top](#top).\n\
+              ```sh\n[not](a/link.md)\n```\n[a](../x.rs) and [b](y.md)\n";
+    assert_eq!(
+        relative_links(md),
+        vec![
+            (1, "docs/guide.md".to_owned()),
+            (5, "../x.rs".to_owned()),
+            (5, "y.md".to_owned()),
+        ]
+    );
+}
+
+/// The rein library crates in stack order, bottom first, with their rank: a crate may depend
+/// (normally or for its tests) only on crates of a lower rank. `rein-workqueue` and
+/// `rein-scheme` are both at the bottom and know nothing of each other.
+const LAYERS: &[(&str, u8)] = &[
+    ("rein-workqueue", 0),
+    ("rein-scheme", 0),
+    ("rein-informer", 1),
+    ("rein-client", 2),
+    ("rein-controller", 3),
+    ("rein-manager", 4),
+    ("rein", 5),
+];
+
+/// The embedded API server: it depends on no rein crate, and the library crates take it only
+/// as a dev-dependency.
+const TESTENV: &str = "rein-testenv";
+
+/// The one runtime dependency the bottom crate may have.
+const WORKQUEUE_DEPENDENCIES: &[&str] = &["tokio"];
+
+/// The names of the dependencies in table `[table]` of a manifest.
+fn dependency_names(manifest: &str, table: &str) -> Vec<String> {
+    table_lines(manifest, table)
+        .iter()
+        .filter_map(|l| l.split_once('=').map(|(name, _)| name.to_owned()))
+        .collect()
+}
+
+/// Whether a manifest says `publish = false` (examples, tests, tools: their targets, not only
+/// `src/`, are what they are for).
+fn is_unpublished(manifest: &str) -> bool {
+    table_lines(manifest, "package")
+        .iter()
+        .any(|l| l == "publish=false")
+}
+
+/// The Rust sources of a member: `src/` and `build.rs`, and with `all_targets` also `tests/`,
+/// `benches/` and `examples/`, as one text.
+fn member_sources(dir: &Path, all_targets: bool) -> String {
+    let mut files = Vec::new();
+    rust_files(&dir.join("src"), &mut files);
+    files.push(dir.join("build.rs"));
+    if all_targets {
+        for sub in ["tests", "benches", "examples"] {
+            rust_files(&dir.join(sub), &mut files);
+        }
+    }
+    files
+        .iter()
+        .filter_map(|f| std::fs::read_to_string(f).ok())
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// Whether `source` names the crate `ident` as a whole word (`serde_json::`, `use tokio`,
+/// `#[async_trait::async_trait]`, `#[derive(thiserror::Error)]`…).
+fn names_crate(source: &str, ident: &str) -> bool {
+    let is_ident_char = |c: char| c.is_ascii_alphanumeric() || c == '_';
+    source.match_indices(ident).any(|(at, _)| {
+        let before = source[..at].chars().next_back();
+        let after = source[at + ident.len()..].chars().next();
+        !before.is_some_and(is_ident_char) && !after.is_some_and(is_ident_char)
+    })
+}
+
+/// What is wrong with one member's dependencies: unused ones, and rein crates it may not use.
+fn dependency_problems(member: &str, manifest: &str, dir: &Path) -> Vec<String> {
+    let mut problems = Vec::new();
+    let normal = dependency_names(manifest, "dependencies");
+    let dev = dependency_names(manifest, "dev-dependencies");
+    let package = table_lines(manifest, "package")
+        .iter()
+        .find_map(|l| {
+            l.strip_prefix("name=")
+                .map(|n| n.trim_matches('"').to_owned())
+        })
+        .unwrap_or_default();
+
+    // Declared but unused: a normal dependency must be named by the library or binary itself
+    // (by any target for unpublished packages), a dev-dependency by some target.
+    let own = member_sources(dir, is_unpublished(manifest));
+    let everything = member_sources(dir, true);
+    for name in &normal {
+        if !names_crate(&own, &name.replace('-', "_")) {
+            let used_elsewhere = names_crate(&everything, &name.replace('-', "_"));
+            let fix = if used_elsewhere {
+                "only tests, benches or examples use it: make it a dev-dependency"
+            } else {
+                "nothing uses it: remove it"
+            };
+            problems.push(format!("{member}: dependency `{name}` is unused ({fix})"));
+        }
+    }
+    for name in dev.iter().filter(|d| !normal.contains(d)) {
+        if !names_crate(&everything, &name.replace('-', "_")) {
+            problems.push(format!("{member}: dev-dependency `{name}` is unused"));
+        }
+    }
+
+    // Layering: rein crates point down the stack; rein-testenv stands alone.
+    let rank = |name: &str| LAYERS.iter().find(|(n, _)| *n == name).map(|(_, r)| *r);
+    let rein_deps = normal.iter().chain(&dev).filter(|d| d.starts_with("rein"));
+    if package == TESTENV {
+        for dep in rein_deps {
+            problems.push(format!(
+                "{member}: rein-testenv depends on no rein crate, not `{dep}`"
+            ));
+        }
+    } else if let Some(own_rank) = rank(&package) {
+        for dep in rein_deps {
+            let allowed = match rank(dep) {
+                Some(r) => r < own_rank,
+                None => dep == TESTENV && !normal.contains(dep),
+            };
+            if !allowed {
+                problems.push(format!(
+                    "{member}: `{package}` may not depend on `{dep}` (dependencies point down the \
+                     stack; rein-testenv only as a dev-dependency)"
+                ));
+            }
+        }
+    }
+    if package == "rein-workqueue" {
+        for dep in normal
+            .iter()
+            .filter(|d| !WORKQUEUE_DEPENDENCIES.contains(&d.as_str()))
+        {
+            problems.push(format!(
+                "{member}: the bottom crate depends only on {WORKQUEUE_DEPENDENCIES:?}, not `{dep}`"
+            ));
+        }
+    }
+    problems
+}
+
+#[test]
+fn dependencies_point_down_the_stack_and_are_all_used() {
+    let root = project_root();
+    let manifest = std::fs::read_to_string(root.join("Cargo.toml")).unwrap();
+    let mut problems = Vec::new();
+    for member in workspace_members(&manifest) {
+        let dir = root.join(&member);
+        let own = std::fs::read_to_string(dir.join("Cargo.toml")).unwrap_or_default();
+        problems.extend(dependency_problems(&member, &own, &dir));
+    }
+    // Nothing depends on the tools and harnesses on top.
+    for member in workspace_members(&manifest) {
+        let own = std::fs::read_to_string(root.join(&member).join("Cargo.toml")).unwrap();
+        for dep in dependency_names(&own, "dependencies")
+            .into_iter()
+            .chain(dependency_names(&own, "dev-dependencies"))
+        {
+            if ["rein-bench", "rein-examples", "rein-tests", "xtask"].contains(&dep.as_str()) {
+                problems.push(format!("{member}: nothing may depend on `{dep}`"));
+            }
+        }
+    }
+    assert!(problems.is_empty(), "{problems:#?}");
+}
+
+#[test]
+fn the_dependency_check_flags_what_it_looks_for() {
+    let dir = std::env::temp_dir().join(format!("rein-tidy-deps-{}", std::process::id()));
+    std::fs::create_dir_all(dir.join("src")).unwrap();
+    std::fs::create_dir_all(dir.join("tests")).unwrap();
+    std::fs::write(
+        dir.join("src/lib.rs"),
+        "//! A crate.\nuse rein_scheme::ObjectKey;\n#[async_trait::async_trait]\ntrait T {}\n",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("tests/t.rs"),
+        "//! A test.\nuse serde_json::json;\n",
+    )
+    .unwrap();
+    let manifest = "[package]\nname = \"rein-informer\"\n\n[dependencies]\n\
+                    rein-scheme = { workspace = true }\nasync-trait = \"0.1\"\n\
+                    serde_json = \"1\"\nfoldhash = \"0.2\"\nrein-client = { workspace = true }\n\
+                    rein-testenv = { workspace = true }\n\n[dev-dependencies]\nproptest = \"1\"\n";
+    let problems = dependency_problems("crates/x", manifest, &dir);
+    std::fs::remove_dir_all(&dir).unwrap();
+    let flagged = |what: &str| problems.iter().any(|p| p.contains(what));
+    assert!(
+        flagged("`serde_json` is unused (only tests"),
+        "{problems:#?}"
+    );
+    assert!(
+        flagged("`foldhash` is unused (nothing uses it"),
+        "{problems:#?}"
+    );
+    assert!(
+        flagged("dev-dependency `proptest` is unused"),
+        "{problems:#?}"
+    );
+    assert!(flagged("may not depend on `rein-client`"), "{problems:#?}");
+    assert!(flagged("may not depend on `rein-testenv`"), "{problems:#?}");
+    assert!(!flagged("`rein-scheme`"), "{problems:#?}");
+    assert!(!flagged("`async-trait`"), "{problems:#?}");
+    assert!(names_crate("use tokio::sync;", "tokio"));
+    assert!(!names_crate("use tokio_util::sync;", "tokio"));
+}

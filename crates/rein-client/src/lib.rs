@@ -19,7 +19,7 @@
 //! use rein_client::{ListOptions, ObjectKey};
 //!
 //! // Keys and list options are plain values; a `Client` needs an API server
-//! // (see the `s01_get_pod` example, which starts rein-testenv).
+//! // (see the `cached_client` example, which starts rein-testenv).
 //! let key = ObjectKey::new("default", "gateway");
 //! let opts = ListOptions::default().namespace("default").matching_labels([("app", "web")]);
 //! assert_eq!(key.to_string(), "default/gateway");

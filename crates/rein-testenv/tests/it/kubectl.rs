@@ -206,6 +206,19 @@ fn names(list: &Value) -> Vec<String> {
     names
 }
 
+/// Checks kubectl's answer to a delete: `KIND "NAME" deleted`, which kubectl 1.33 and later
+/// end with ` from NAMESPACE namespace` for a namespaced object.
+fn assert_deleted(out: &str, what: &str) {
+    let out = out.trim();
+    let rest = out
+        .strip_prefix(what)
+        .and_then(|r| r.strip_prefix(" deleted"));
+    assert!(
+        rest.is_some_and(|r| r.is_empty() || (r.starts_with(" from ") && r.ends_with(" namespace"))),
+        "kubectl's delete answer {out:?} is not `{what} deleted`"
+    );
+}
+
 /// Waits for a line matching `wanted` on a watch, failing after [`WAIT`].
 fn expect_line(lines: &mpsc::Receiver<String>, wanted: impl Fn(&str) -> bool, what: &str) {
     let deadline = std::time::Instant::now() + WAIT;
@@ -615,7 +628,7 @@ fn delete_finalizers_wait_and_watch() {
     let _ = watch.wait();
 
     let out = server.ok(&["delete", "configmap", "guarded", "--wait=false"]);
-    assert_eq!(out.trim(), "configmap \"guarded\" deleted");
+    assert_deleted(&out, "configmap \"guarded\"");
     let pending = server.json(&["get", "configmap", "guarded"]);
     assert!(
         pending["metadata"]["deletionTimestamp"].is_string(),
@@ -668,7 +681,7 @@ fn delete_finalizers_wait_and_watch() {
     assert_eq!(pod["status"]["conditions"][0]["type"], "Ready");
 
     let out = server.ok(&["delete", "pod", "ready"]);
-    assert_eq!(out.trim(), "pod \"ready\" deleted");
+    assert_deleted(&out, "pod \"ready\"");
 }
 
 #[test]
@@ -744,7 +757,7 @@ fn custom_resource_definitions() {
     );
 
     let out = server.ok(&["delete", "crontab", "nightly"]);
-    assert_eq!(out.trim(), "crontab.stable.example.com \"nightly\" deleted");
+    assert_deleted(&out, "crontab.stable.example.com \"nightly\"");
     assert_eq!(
         names(&server.json(&["get", "crontabs"])),
         Vec::<String>::new()
@@ -919,7 +932,7 @@ fn delete_cascades() {
     owned("child-or", "owner-or", false);
 
     let out = server.ok(&["delete", "configmap", "owner-bg", "--cascade=background"]);
-    assert_eq!(out.trim(), "configmap \"owner-bg\" deleted");
+    assert_deleted(&out, "configmap \"owner-bg\"");
     server.ok(&[
         "wait",
         "--for=delete",
@@ -934,7 +947,7 @@ fn delete_cascades() {
         "--cascade=foreground",
         "--wait=false",
     ]);
-    assert_eq!(out.trim(), "configmap \"owner-fg\" deleted");
+    assert_deleted(&out, "configmap \"owner-fg\"");
     let owner = server.json(&["get", "configmap", "owner-fg"]);
     assert_eq!(
         owner["metadata"]["finalizers"],
@@ -964,7 +977,7 @@ fn delete_cascades() {
     server.fails(&["get", "configmap", "child-fg"]);
 
     let out = server.ok(&["delete", "configmap", "owner-or", "--cascade=orphan"]);
-    assert_eq!(out.trim(), "configmap \"owner-or\" deleted");
+    assert_deleted(&out, "configmap \"owner-or\"");
     server.fails(&["get", "configmap", "owner-or"]);
     let child = server.json(&["get", "configmap", "child-or"]);
     assert!(

@@ -1,9 +1,9 @@
-//! S19: a Deployment-style controller that watches its own kind and the ReplicaSets it owns: it creates the ReplicaSet, keeps its replicas in step, and re-creates it when deleted (Go original: controller-runtime pkg/builder example_test.go, For(Deployment)/Owns(ReplicaSet)).
+//! A Deployment-style controller that watches its own kind and the ReplicaSets it owns: it creates the ReplicaSet, keeps its replicas in step, and re-creates it when deleted (Go original: controller-runtime pkg/builder example_test.go, For(Deployment)/Owns(ReplicaSet)).
 // smoke-args: --quick
 // smoke-expect: replicaset default/app-rs has 2 replicas
 // smoke-expect: replicaset default/app-rs has 5 replicas
 // smoke-expect: replicaset default/app-rs was re-created
-// smoke-expect: s19 finished
+// smoke-expect: deployment_controller finished
 
 use std::collections::BTreeMap;
 use std::time::Duration;
@@ -100,7 +100,7 @@ async fn main() -> anyhow::Result<()> {
         stop.cancel();
     }
     running.await??;
-    println!("s19 finished");
+    println!("deployment_controller finished");
     Ok(())
 }
 

@@ -1,8 +1,8 @@
-//! S4: manager.cache().informer_for::<Pod>() hands out the shared informer whose indexer lists keys, in a manager restricted to one namespace (Go original: mgr.GetCache().GetInformer(ctx, &v1.Pod{}) + informer.(cache.SharedIndexInformer).GetIndexer().ListKeys() with manager.Options{Cache: cache.Options{DefaultNamespaces: ...}}).
+//! `manager.cache().informer_for::<Pod>()` hands out the shared informer whose indexer lists keys, in a manager restricted to one namespace (Go original: mgr.GetCache().GetInformer(ctx, &v1.Pod{}) + informer.(cache.SharedIndexInformer).GetIndexer().ListKeys() with manager.Options{Cache: cache.Options{DefaultNamespaces: ...}}).
 // smoke-args: --quick
 // smoke-expect: cached pod keys: default/api, default/web
 // smoke-expect: same informer: true
-// smoke-expect: s04 finished
+// smoke-expect: namespaced_cache finished
 
 use std::sync::Arc;
 
@@ -91,6 +91,6 @@ async fn main() -> anyhow::Result<()> {
     }
     stop.cancel();
     running.await??;
-    println!("s04 finished");
+    println!("namespaced_cache finished");
     Ok(())
 }

@@ -1,8 +1,8 @@
-//! S28: sample-controller: a shared informer factory hands out informers and listers for a `Foo` custom resource and the Deployments each Foo owns; a worker reconciles them through a rate-limited queue (Go original: kubernetes/sample-controller controller.go + main.go).
+//! sample-controller: a shared informer factory hands out informers and listers for a `Foo` custom resource and the Deployments each Foo owns; a worker reconciles them through a rate-limited queue (Go original: kubernetes/sample-controller controller.go + main.go).
 // smoke-args: --quick
 // smoke-expect: created deployment example-foo-deploy for foo default/example-foo
 // smoke-expect: scaled deployment example-foo-deploy to 3
-// smoke-expect: s28 finished
+// smoke-expect: sample_controller finished
 
 use std::borrow::Cow;
 use std::sync::Arc;
@@ -403,6 +403,6 @@ async fn main() -> anyhow::Result<()> {
         let _ = w.await;
     }
     factory.shutdown().await;
-    println!("s28 finished");
+    println!("sample_controller finished");
     Ok(())
 }

@@ -1,9 +1,9 @@
-//! S2: the delegating client reads cached kinds from the shared informer cache and uncached kinds (and dynamic objects) from the API server, and says which path served each read (Go original: controller-runtime client.New with CacheOptions{Reader, DisableFor, Unstructured}).
+//! The delegating client reads cached kinds from the shared informer cache and uncached kinds (and dynamic objects) from the API server, and says which path served each read (Go original: controller-runtime client.New with CacheOptions{Reader, DisableFor, Unstructured}).
 // smoke-args: --quick
 // smoke-expect: Pod default/web-0: served by cache
 // smoke-expect: Secret default/token: served by api_server
 // smoke-expect: dynamic ConfigMap default/settings: served by api_server
-// smoke-expect: s02 finished
+// smoke-expect: cached_and_uncached_reads finished
 
 use std::time::Duration;
 
@@ -104,7 +104,7 @@ async fn main() -> anyhow::Result<()> {
 
     stop.cancel();
     running.await??;
-    println!("s02 finished");
+    println!("cached_and_uncached_reads finished");
     Ok(())
 }
 

@@ -1,9 +1,9 @@
-//! S27: the low-level informer controller: a `Config` with a DeltaFIFO, a lister-watcher, a process function and a resync period; `run`, `has_synced`, `last_sync_resource_version` (Go original: client-go tools/cache NewInformer / cache.Config + New(cfg).Run).
+//! The low-level informer controller: a `Config` with a DeltaFIFO, a lister-watcher, a process function and a resync period; `run`, `has_synced`, `last_sync_resource_version` (Go original: client-go tools/cache NewInformer / cache.Config + New(cfg).Run).
 // smoke-args: --quick
 // smoke-expect: synced: true
 // smoke-expect: Added default/cm-live
 // smoke-expect: Deleted default/cm-0
-// smoke-expect: s27 finished
+// smoke-expect: informer_controller finished
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -142,6 +142,6 @@ async fn main() -> anyhow::Result<()> {
     }
     stop.cancel();
     let _ = run.await;
-    println!("s27 finished");
+    println!("informer_controller finished");
     Ok(())
 }

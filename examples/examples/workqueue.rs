@@ -1,10 +1,10 @@
-//! S8: the workqueue is fair, stingy (adds collapse before processing; an item added while processing comes back once after `done`), serves many producers and consumers, and tells consumers when it shuts down (Go original: client-go util/workqueue doc.go and queue.go with a pool of workers).
+//! The workqueue is fair, stingy (adds collapse before processing; an item added while processing comes back once after `done`), serves many producers and consumers, and tells consumers when it shuts down (Go original: client-go util/workqueue doc.go and queue.go with a pool of workers).
 // smoke-args: --quick
 // smoke-expect: fair: [a, b, c]
 // smoke-expect: stingy: "a" added 3 times, handed out once
 // smoke-expect: re-added while processing: handed out again after done
 // smoke-expect: 4 producers, 3 consumers: 400 adds over 40 keys
-// smoke-expect: s08 finished
+// smoke-expect: workqueue finished
 
 use std::collections::HashSet;
 use std::sync::{Arc, Mutex};
@@ -92,6 +92,6 @@ async fn main() -> anyhow::Result<()> {
         total += worker.await?;
     }
     println!("processed {total} times (fewer than the adds: duplicates collapsed)");
-    println!("s08 finished");
+    println!("workqueue finished");
     Ok(())
 }

@@ -1,10 +1,10 @@
-//! S24: client-go's leader-election example: candidates compete for a Lease, one leads, it steps down and releases, another takes over (Go original: client-go examples/leader-election/main.go).
+//! client-go's leader-election example: candidates compete for a Lease, one leads, it steps down and releases, another takes over (Go original: client-go examples/leader-election/main.go).
 // smoke-args: --quick
 // smoke-expect: a: started leading
 // smoke-expect: b: new leader is a
 // smoke-expect: a: stopped leading
 // smoke-expect: b: started leading
-// smoke-expect: s24 finished
+// smoke-expect: leader_election finished
 
 use std::time::Duration;
 
@@ -120,7 +120,7 @@ async fn main() -> anyhow::Result<()> {
             on_signal.cancel();
         });
         elector.run(stop).await;
-        println!("s24 finished");
+        println!("leader_election finished");
         return Ok(());
     }
 
@@ -143,7 +143,7 @@ async fn main() -> anyhow::Result<()> {
     wait_until(|| b.is_leader()).await?;
     stop_b.cancel();
     task_b.await?;
-    println!("s24 finished");
+    println!("leader_election finished");
     Ok(())
 }
 

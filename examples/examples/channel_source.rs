@@ -1,7 +1,7 @@
-//! S15: a channel source fed by a timer (never blocking when full), a predicate that keeps only generic events (with_event_filter), watches(Channel{buffer: 1}, EnqueueRequestForObject), and the setup_with_manager pattern (Go original: controller-runtime pkg/source example_test.go ExampleChannel with predicate.Funcs).
+//! A channel source fed by a timer (never blocking when full), a predicate that keeps only generic events (with_event_filter), watches(Channel{buffer: 1}, EnqueueRequestForObject), and the setup_with_manager pattern (Go original: controller-runtime pkg/source example_test.go ExampleChannel with predicate.Funcs).
 // smoke-args: --quick
 // smoke-expect: generic event reconciled: default/tick
-// smoke-expect: s15 finished
+// smoke-expect: channel_source finished
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -97,6 +97,6 @@ async fn main() -> anyhow::Result<()> {
         stop.cancel();
     }
     running.await??;
-    println!("s15 finished");
+    println!("channel_source finished");
     Ok(())
 }

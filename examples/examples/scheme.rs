@@ -1,8 +1,8 @@
-//! S3: a Scheme is two maps, GVK → type and type → GVK; register one group or every built-in group and list the known types (Go original: runtime.NewScheme + clientgoscheme.AddToScheme + scheme.AllKnownTypes).
+//! A Scheme is two maps, GVK → type and type → GVK; register one group or every built-in group and list the known types (Go original: runtime.NewScheme + clientgoscheme.AddToScheme + scheme.AllKnownTypes).
 // smoke-args: --quick
 // smoke-expect: core/v1 only: Pod is v1, Kind=Pod
 // smoke-expect: unknown kind example.com/v1, Kind=Gadget -> DynamicObject
-// smoke-expect: s03 finished
+// smoke-expect: scheme finished
 
 use k8s_openapi::api::apps::v1::Deployment;
 use k8s_openapi::api::core::v1::Pod;
@@ -72,6 +72,6 @@ fn main() -> anyhow::Result<()> {
         "typed"
     };
     println!("unknown kind {gadget} -> {kind}");
-    println!("s03 finished");
+    println!("scheme finished");
     Ok(())
 }

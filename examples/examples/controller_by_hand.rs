@@ -1,7 +1,7 @@
-//! S5: a controller named "abc" built by hand, watching Pods with EnqueueRequestForObject; the reconciler prints each request (Go original: controller-runtime pkg/controller example_test.go ExampleNew / ExampleController).
+//! A controller named "abc" built by hand, watching Pods with EnqueueRequestForObject; the reconciler prints each request (Go original: controller-runtime pkg/controller example_test.go ExampleNew / ExampleController).
 // smoke-args: --quick
 // smoke-expect: reconciling default/demo
-// smoke-expect: s05 finished
+// smoke-expect: controller_by_hand finished
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -82,6 +82,6 @@ async fn main() -> anyhow::Result<()> {
         stop.cancel();
     }
     running.await??;
-    println!("s05 finished");
+    println!("controller_by_hand finished");
     Ok(())
 }

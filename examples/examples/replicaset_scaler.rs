@@ -1,9 +1,9 @@
-//! S18: a ReplicaSet controller that creates missing Pods and re-creates deleted ones, driven by ReplicaSet events and by events of the Pods it owns (Go original: kubebuilder's ReplicaSet controller example / controller-runtime examples/builtins).
+//! A ReplicaSet controller that creates missing Pods and re-creates deleted ones, driven by ReplicaSet events and by events of the Pods it owns (Go original: kubebuilder's ReplicaSet controller example / controller-runtime examples/builtins).
 // smoke-args: --quick
 // smoke-expect: replicaset default/web has 3 pods
 // smoke-expect: deleted pod web-1
 // smoke-expect: pod web-1 was re-created
-// smoke-expect: s18 finished
+// smoke-expect: replicaset_scaler finished
 
 use std::collections::BTreeMap;
 use std::time::Duration;
@@ -112,7 +112,7 @@ async fn main() -> anyhow::Result<()> {
         stop.cancel();
     }
     running.await??;
-    println!("s18 finished");
+    println!("replicaset_scaler finished");
     Ok(())
 }
 

@@ -1,9 +1,9 @@
-//! S6: a manual trigger — an HTTP endpoint (GET /add?name=…) runs as a Runnable in the manager and enqueues a request for a synthetic object into a controller through a channel source and an event handler (Go original: a custom manager.RunnableFunc serving net/http whose handler sends event.GenericEvent into a source.Channel watched with handler.EnqueueRequestForObject).
+//! A manual trigger — an HTTP endpoint (GET /add?name=…) runs as a Runnable in the manager and enqueues a request for a synthetic object into a controller through a channel source and an event handler (Go original: a custom manager.RunnableFunc serving net/http whose handler sends event.GenericEvent into a source.Channel watched with handler.EnqueueRequestForObject).
 // smoke-args: --quick
 // smoke-expect: GET /add?name=demo-1 -> enqueued default/demo-1
 // smoke-expect: reconciling default/demo-1
 // smoke-expect: reconciling default/demo-2
-// smoke-expect: s06 finished
+// smoke-expect: http_trigger finished
 
 use std::convert::Infallible;
 use std::net::SocketAddr;
@@ -71,7 +71,7 @@ async fn main() -> anyhow::Result<()> {
     let (events, rx) = mpsc::channel::<GenericEvent<ConfigMap>>(16);
     let (done, mut reconciled) = mpsc::unbounded_channel();
     let controller = Controller::new(
-        "s06-trigger",
+        "http-trigger",
         PrintReconciler { done },
         ControllerOptions::default(),
     )?;
@@ -125,7 +125,7 @@ async fn main() -> anyhow::Result<()> {
         stop.cancel();
     }
     running.await??;
-    println!("s06 finished");
+    println!("http_trigger finished");
     Ok(())
 }
 

@@ -1,8 +1,8 @@
-//! S9: a rate-limited queue over a token bucket of 1 per second, burst 1: ten `add_rate_limited` calls hand out one item per second (Go original: workqueue.NewTypedRateLimitingQueue with &workqueue.TypedBucketRateLimiter{Limiter: rate.NewLimiter(1, 1)}).
+//! A rate-limited queue over a token bucket of 1 per second, burst 1: ten `add_rate_limited` calls hand out one item per second (Go original: workqueue.NewTypedRateLimitingQueue with &workqueue.TypedBucketRateLimiter{Limiter: rate.NewLimiter(1, 1)}).
 // smoke-args: --quick
 // smoke-expect: item 0 after 0.0 periods
 // smoke-expect: 10 items, one per period, none early
-// smoke-expect: s09 finished
+// smoke-expect: rate_limited_queue finished
 
 use std::time::Instant;
 
@@ -36,6 +36,6 @@ async fn main() -> anyhow::Result<()> {
     if early == 0 {
         println!("10 items, one per period, none early");
     }
-    println!("s09 finished");
+    println!("rate_limited_queue finished");
     Ok(())
 }

@@ -1,9 +1,9 @@
-//! S17: event → handler → request → reconciler, end to end for Pods: each step prints what it sees (Go original: controller-runtime's architecture walkthrough, pkg/doc.go and pkg/controller/controller.go).
+//! Event → handler → request → reconciler, end to end for Pods: each step prints what it sees (Go original: controller-runtime's architecture walkthrough, pkg/doc.go and pkg/controller/controller.go).
 // smoke-args: --quick
 // smoke-expect: handler: create event for default/web -> request default/web
 // smoke-expect: reconciler: default/web exists
 // smoke-expect: reconciler: default/web is gone
-// smoke-expect: s17 finished
+// smoke-expect: event_flow finished
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -96,7 +96,7 @@ async fn main() -> anyhow::Result<()> {
         stop.cancel();
     }
     running.await??;
-    println!("s17 finished");
+    println!("event_flow finished");
     Ok(())
 }
 

@@ -1,8 +1,8 @@
-//! S14: ControllerManagedBy(mgr).for_::<ReplicaSet>().owns::<Pod>() with a reconciler that counts the ReplicaSet's Pods and writes the count to its `pod-count` label; config found like GetConfigOrDie, stopped by a signal handler (Go original: builder.ControllerManagedBy(mgr).For(&appsv1.ReplicaSet{}).Owns(&corev1.Pod{}).Complete(&ReplicaSetReconciler{}) with config.GetConfigOrDie and signals.SetupSignalHandler).
+//! ControllerManagedBy(mgr).for_::<ReplicaSet>().owns::<Pod>() with a reconciler that counts the ReplicaSet's Pods and writes the count to its `pod-count` label; config found like GetConfigOrDie, stopped by a signal handler (Go original: builder.ControllerManagedBy(mgr).For(&appsv1.ReplicaSet{}).Owns(&corev1.Pod{}).Complete(&ReplicaSetReconciler{}) with config.GetConfigOrDie and signals.SetupSignalHandler).
 // smoke-args: --quick
 // smoke-expect: labeled replicaset default/frontend pod-count=2
 // smoke-expect: labeled replicaset default/frontend pod-count=3
-// smoke-expect: s14 finished
+// smoke-expect: replicaset_labeler finished
 
 use std::time::Duration;
 
@@ -67,7 +67,15 @@ impl Reconciler for ReplicaSetReconciler {
             return Ok(Action::done());
         }
         labels.insert("pod-count".into(), count.clone());
-        self.client.update(&rs, &PostParams::default()).await?;
+        // A Conflict means our cached copy was stale: requeue and read the newer one.
+        match self.client.update(&rs, &PostParams::default()).await {
+            Ok(_) => {}
+            Err(err) if err.is_conflict() => {
+                tracing::debug!(%req, "stale ReplicaSet, requeued: {err}");
+                return Ok(Action::requeue());
+            }
+            Err(err) => return Err(err.into()),
+        }
         println!("labeled replicaset {req} pod-count={count}");
         Ok(Action::done())
     }
@@ -116,7 +124,7 @@ async fn main() -> anyhow::Result<()> {
         stop.cancel();
     }
     running.await??;
-    println!("s14 finished");
+    println!("replicaset_labeler finished");
     Ok(())
 }
 

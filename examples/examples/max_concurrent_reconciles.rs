@@ -1,8 +1,8 @@
-//! S12: max_concurrent_reconciles runs that many reconciles at once, never two for the same key (Go original: controller-runtime controller.Options.MaxConcurrentReconciles and its worker loop).
+//! `max_concurrent_reconciles` runs that many reconciles at once, never two for the same key (Go original: controller-runtime controller.Options.MaxConcurrentReconciles and its worker loop).
 // smoke-args: --quick
 // smoke-expect: most reconciles at once: 3
 // smoke-expect: two reconciles of one key at once: never
-// smoke-expect: s12 finished
+// smoke-expect: max_concurrent_reconciles finished
 
 use std::collections::HashSet;
 use std::sync::Arc;
@@ -86,6 +86,6 @@ async fn main() -> anyhow::Result<()> {
     );
     stop.cancel();
     run.await??;
-    println!("s12 finished");
+    println!("max_concurrent_reconciles finished");
     Ok(())
 }

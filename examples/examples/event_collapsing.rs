@@ -1,7 +1,7 @@
-//! S20: many events for one key collapse into one reconcile — 50 rapid updates of one ConfigMap while a slow reconcile runs give a handful of reconciles, not 50 (Go original: client-go workqueue de-duplication as used by controller-runtime's controller).
+//! Many events for one key collapse into one reconcile — 50 rapid updates of one ConfigMap while a slow reconcile runs give a handful of reconciles, not 50 (Go original: client-go workqueue de-duplication as used by controller-runtime's controller).
 // smoke-args: --quick
 // smoke-expect: events collapsed: true
-// smoke-expect: s20 finished
+// smoke-expect: event_collapsing finished
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -93,6 +93,6 @@ async fn main() -> anyhow::Result<()> {
     println!("events collapsed: {}", total < UPDATES / 2);
     stop.cancel();
     running.await??;
-    println!("s20 finished");
+    println!("event_collapsing finished");
     Ok(())
 }

@@ -1,8 +1,8 @@
-//! S1: build a cache-backed client from a kubeconfig file path, start it, and get a Pod by ObjectKey (Go original: controller-runtime manager.New(config.GetConfigOrDie()) + mgr.GetClient().Get).
+//! Build a cache-backed client from a kubeconfig file path, start it, and get a Pod by ObjectKey (Go original: controller-runtime manager.New(config.GetConfigOrDie()) + mgr.GetClient().Get).
 // smoke-args: --quick
 // smoke-expect: got pod default/gateway
 // smoke-expect: served by: cache
-// smoke-expect: s01 finished
+// smoke-expect: cached_client finished
 
 use std::path::PathBuf;
 use std::time::Duration;
@@ -47,8 +47,8 @@ async fn main() -> anyhow::Result<()> {
         Some(path) => path,
         None => {
             let env = rein_testenv::TestEnv::start().await?;
-            let path =
-                std::env::temp_dir().join(format!("rein-s01-{}.kubeconfig", std::process::id()));
+            let path = std::env::temp_dir()
+                .join(format!("rein-example-{}.kubeconfig", std::process::id()));
             env.write_kubeconfig(&path)?;
             // Seed the pod the example reads.
             let seed = Client::new(env.client());
@@ -98,7 +98,7 @@ async fn main() -> anyhow::Result<()> {
     if _env.is_some() {
         let _ = std::fs::remove_file(&path);
     }
-    println!("s01 finished");
+    println!("cached_client finished");
     Ok(())
 }
 

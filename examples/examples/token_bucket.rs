@@ -1,8 +1,8 @@
-//! S11: a token-bucket limiter like rate.NewLimiter(1, 3): wait() lets events 0, 1 and 2 through at once, then one per second, and reserve().delay() gives the same schedule (Go original: golang.org/x/time/rate Limiter.Wait and Reserve).
+//! A token-bucket limiter like rate.NewLimiter(1, 3): wait() lets events 0, 1 and 2 through at once, then one per second, and reserve().delay() gives the same schedule (Go original: golang.org/x/time/rate Limiter.Wait and Reserve).
 // smoke-args: --quick
 // smoke-expect: wait: events 0, 1, 2 at once, then none early
 // smoke-expect: reserve: event 5 delay 3 periods
-// smoke-expect: s11 finished
+// smoke-expect: token_bucket finished
 
 use std::time::Instant;
 
@@ -45,6 +45,6 @@ async fn main() -> anyhow::Result<()> {
         println!("reserve: event {event} delay {periods} periods");
     }
     println!("allow now? {}", limiter.allow());
-    println!("s11 finished");
+    println!("token_bucket finished");
     Ok(())
 }

@@ -1,9 +1,9 @@
-//! S24: a controller built from a shared informer, a rate-limited workqueue and a worker that retries failures up to five times (Go original: client-go examples/workqueue/main.go).
+//! A controller built from a shared informer, a rate-limited workqueue and a worker that retries failures up to five times (Go original: client-go examples/workqueue/main.go).
 // smoke-args: --quick
 // smoke-expect: Sync/Add/Update for Pod web-0
 // smoke-expect: Pod default/web-1 does not exist anymore
 // smoke-expect: Dropping pod default/flaky out of the queue
-// smoke-expect: s24-workqueue finished
+// smoke-expect: workqueue_controller finished
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -186,6 +186,6 @@ async fn main() -> anyhow::Result<()> {
     queue.shut_down();
     let _ = run.await;
     let _ = worker_task.await;
-    println!("s24-workqueue finished");
+    println!("workqueue_controller finished");
     Ok(())
 }

@@ -1,8 +1,8 @@
-//! S7: a ConfigMap watch whose handler (Funcs with only a create function) enqueues the fixed request bbb/abc for every ConfigMap created (Go original: controller-runtime pkg/handler example_test.go ExampleFuncs).
+//! A ConfigMap watch whose handler (Funcs with only a create function) enqueues the fixed request bbb/abc for every ConfigMap created (Go original: controller-runtime pkg/handler example_test.go ExampleFuncs).
 // smoke-args: --quick
 // smoke-expect: created configmap default/settings
 // smoke-expect: reconciling bbb/abc
-// smoke-expect: s07 finished
+// smoke-expect: handler_funcs finished
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -81,6 +81,6 @@ async fn main() -> anyhow::Result<()> {
         stop.cancel();
     }
     running.await??;
-    println!("s07 finished");
+    println!("handler_funcs finished");
     Ok(())
 }

@@ -1,8 +1,8 @@
-//! S10: a delaying queue hands an item out once its delay has passed; a repeated add_after keeps the earlier time (Go original: workqueue.NewTypedDelayingQueue and AddAfter).
+//! A delaying queue hands an item out once its delay has passed; a repeated add_after keeps the earlier time (Go original: workqueue.NewTypedDelayingQueue and AddAfter).
 // smoke-args: --quick
 // smoke-expect: order: now, soon, later
 // smoke-expect: none handed out before its delay
-// smoke-expect: s10 finished
+// smoke-expect: delaying_queue finished
 
 use std::time::{Duration, Instant};
 
@@ -37,6 +37,6 @@ async fn main() -> anyhow::Result<()> {
         println!("none handed out before its delay");
     }
     queue.shut_down();
-    println!("s10 finished");
+    println!("delaying_queue finished");
     Ok(())
 }

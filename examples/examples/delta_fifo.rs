@@ -1,9 +1,9 @@
-//! S26: DeltaFIFO as a Store plus `pop`: per-key delta lists, delete dedup, relist tombstones, `has_synced`, `close` (Go original: client-go tools/cache DeltaFIFO used directly, as in its delta_fifo_test.go).
+//! DeltaFIFO as a Store plus `pop`: per-key delta lists, delete dedup, relist tombstones, `has_synced`, `close` (Go original: client-go tools/cache DeltaFIFO used directly, as in its delta_fifo_test.go).
 // smoke-args: --quick
 // smoke-expect: pop ns/a: [Added rv=1, Updated rv=2]
 // smoke-expect: pop ns/b: [Added rv=1, Deleted tombstone]
 // smoke-expect: has_synced after initial list: true
-// smoke-expect: s26 finished
+// smoke-expect: delta_fifo finished
 
 use std::sync::Arc;
 
@@ -122,6 +122,6 @@ async fn main() -> anyhow::Result<()> {
     if !quick {
         println!("(run without --quick shows the same: the FIFO is deterministic)");
     }
-    println!("s26 finished");
+    println!("delta_fifo finished");
     Ok(())
 }

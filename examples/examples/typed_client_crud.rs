@@ -1,17 +1,20 @@
-//! S24: create, update, list and delete a Deployment with the dynamic client (no Rust type), resolved by resource name through discovery (Go original: client-go examples/dynamic-create-update-delete-deployment).
+//! Create, update, list and delete a Deployment with the typed client, step by step, in- or out-of-cluster (Go original: client-go examples/create-update-delete-deployment).
 // smoke-args: --quick
 // smoke-expect: Created deployment "demo-deployment"
 // smoke-expect: Updated deployment
 // smoke-expect: * demo-deployment (1 replicas)
 // smoke-expect: Deleted deployment.
 
+use std::collections::BTreeMap;
 use std::io::BufRead;
 use std::path::PathBuf;
 
 use clap::Parser;
+use k8s_openapi::api::apps::v1::{Deployment, DeploymentSpec};
+use k8s_openapi::api::core::v1::{Container, ContainerPort, PodSpec, PodTemplateSpec};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector;
+use kube_client::core::ObjectMeta;
 use rein::client::{Client, DeleteParams, ListOptions, ObjectKey, PostParams, PropagationPolicy};
-use rein::scheme::GroupVersionResource;
-use serde_json::json;
 
 #[derive(Parser, Debug)]
 struct Args {
@@ -35,30 +38,45 @@ async fn main() -> anyhow::Result<()> {
     let client = Client::new(kube);
     let namespace = "default";
 
-    let gvr = GroupVersionResource::new("apps", "v1", "deployments");
-    let deployments = client.dynamic().resource_by_gvr(&gvr).await?;
-    println!("{gvr} serves kind {}", deployments.mapping().gvk);
-
-    let key = ObjectKey::new(namespace, "demo-deployment");
-    let deployment = deployments.new_object(&key).data(json!({
-        "spec": {
-            "replicas": 2,
-            "selector": {"matchLabels": {"app": "demo"}},
-            "template": {
-                "metadata": {"labels": {"app": "demo"}},
-                "spec": {"containers": [{
-                    "name": "web",
-                    "image": "nginx:1.12",
-                    "ports": [{"name": "http", "protocol": "TCP", "containerPort": 80}],
-                }]},
-            },
+    let deployment = Deployment {
+        metadata: ObjectMeta {
+            name: Some("demo-deployment".into()),
+            namespace: Some(namespace.into()),
+            ..Default::default()
         },
-    }));
+        spec: Some(DeploymentSpec {
+            replicas: Some(2),
+            selector: LabelSelector {
+                match_labels: Some(labels()),
+                ..Default::default()
+            },
+            template: PodTemplateSpec {
+                metadata: Some(ObjectMeta {
+                    labels: Some(labels()),
+                    ..Default::default()
+                }),
+                spec: Some(PodSpec {
+                    containers: vec![Container {
+                        name: "web".into(),
+                        image: Some("nginx:1.12".into()),
+                        ports: Some(vec![ContainerPort {
+                            name: Some("http".into()),
+                            container_port: 80,
+                            protocol: Some("TCP".into()),
+                            ..Default::default()
+                        }]),
+                        ..Default::default()
+                    }],
+                    ..Default::default()
+                }),
+            },
+            ..Default::default()
+        }),
+        ..Default::default()
+    };
 
     println!("Creating deployment...");
-    let created = deployments
-        .create(&deployment, &PostParams::default())
-        .await?;
+    let created = client.create(&deployment, &PostParams::default()).await?;
     println!(
         "Created deployment {:?}.",
         created.metadata.name.as_deref().unwrap_or_default()
@@ -66,11 +84,23 @@ async fn main() -> anyhow::Result<()> {
 
     prompt(interactive);
     println!("Updating deployment...");
+    // Retry on conflict: re-read the latest version before each attempt (client-go's
+    // retry.RetryOnConflict).
+    let key = ObjectKey::new(namespace, "demo-deployment");
     loop {
-        let mut latest = deployments.get(&key).await?;
-        latest.data["spec"]["replicas"] = json!(1);
-        latest.data["spec"]["template"]["spec"]["containers"][0]["image"] = json!("nginx:1.13");
-        match deployments.update(&latest, &PostParams::default()).await {
+        let mut latest: Deployment = client.get(&key).await?;
+        if let Some(spec) = latest.spec.as_mut() {
+            spec.replicas = Some(1);
+            if let Some(c) = spec
+                .template
+                .spec
+                .as_mut()
+                .and_then(|s| s.containers.first_mut())
+            {
+                c.image = Some("nginx:1.13".into());
+            }
+        }
+        match client.update(&latest, &PostParams::default()).await {
             Ok(_) => break,
             Err(e) if e.is_conflict() => continue,
             Err(e) => return Err(e.into()),
@@ -80,14 +110,14 @@ async fn main() -> anyhow::Result<()> {
 
     prompt(interactive);
     println!("Listing deployments in namespace {namespace:?}:");
-    let list = deployments
-        .list(&ListOptions::default().namespace(namespace))
+    let list = client
+        .list::<Deployment>(&ListOptions::default().namespace(namespace))
         .await?;
     for d in &list.items {
         println!(
             " * {} ({} replicas)",
             d.metadata.name.as_deref().unwrap_or_default(),
-            d.data["spec"]["replicas"]
+            d.spec.as_ref().and_then(|s| s.replicas).unwrap_or_default()
         );
     }
 
@@ -97,9 +127,13 @@ async fn main() -> anyhow::Result<()> {
         propagation_policy: Some(PropagationPolicy::Foreground),
         ..Default::default()
     };
-    deployments.delete(&key, &dp).await?;
+    client.delete::<Deployment>(&key, &dp).await?;
     println!("Deleted deployment.");
     Ok(())
+}
+
+fn labels() -> BTreeMap<String, String> {
+    [("app".to_string(), "demo".to_string())].into()
 }
 
 fn prompt(interactive: bool) {

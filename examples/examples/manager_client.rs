@@ -1,7 +1,7 @@
-//! S1: a manager built from a kubeconfig file path; once started, its cache-backed client gets Pod default/gateway (Go original: manager.New(config, manager.Options{}) + mgr.GetClient().Get(ctx, client.ObjectKey{Namespace: "default", Name: "gateway"}, &pod)).
+//! A manager built from a kubeconfig file path; once started, its cache-backed client gets Pod default/gateway (Go original: manager.New(config, manager.Options{}) + mgr.GetClient().Get(ctx, client.ObjectKey{Namespace: "default", Name: "gateway"}, &pod)).
 // smoke-args: --quick
 // smoke-expect: got pod default/gateway
-// smoke-expect: s01 finished
+// smoke-expect: manager_client finished
 
 use std::path::PathBuf;
 
@@ -35,8 +35,8 @@ async fn main() -> anyhow::Result<()> {
         Some(path) => (None, path.clone()),
         None => {
             let env = TestEnv::start().await?;
-            let path =
-                std::env::temp_dir().join(format!("rein-s01-{}.kubeconfig", std::process::id()));
+            let path = std::env::temp_dir()
+                .join(format!("rein-example-{}.kubeconfig", std::process::id()));
             env.write_kubeconfig(&path)?;
             let gateway: Pod = serde_json::from_value(serde_json::json!({
                 "metadata": { "name": "gateway", "namespace": "default", "labels": { "app": "gateway" } },
@@ -92,6 +92,6 @@ async fn main() -> anyhow::Result<()> {
     if args.kubeconfig.is_none() {
         let _ = std::fs::remove_file(&path);
     }
-    println!("s01 finished");
+    println!("manager_client finished");
     Ok(())
 }
