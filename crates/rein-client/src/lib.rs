@@ -10,6 +10,7 @@
 //!   [`Client::dynamic`] and [`Client::discovery`] hang off it.
 //! - [`Error`]: API failures keep the server's `Status`; `is_not_found()` and friends classify.
 //! - [`controllerutil`]: owner references, create-or-update/patch, finalizers.
+//! - [`crd::install`]: create a CustomResourceDefinition and wait until it is `Established`.
 //! - [`metrics::registry`]: the process-wide Prometheus registry.
 //! - [`kube_client()`]: the kube-client a manager uses: every request bounded
 //!   ([`timeout::RequestTimeouts`]) and throttling retried as client-go does
@@ -29,6 +30,7 @@
 pub mod cache;
 mod client;
 pub mod controllerutil;
+pub mod crd;
 pub mod discovery;
 pub mod dynamic;
 mod endpoint;

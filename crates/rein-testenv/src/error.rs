@@ -40,4 +40,21 @@ pub enum Error {
     /// Serialising the kubeconfig failed.
     #[error("serialising the kubeconfig")]
     Serialize(#[source] serde_yaml::Error),
+    /// Creating or reading a CRD given to `TestEnvBuilder::crd` failed.
+    #[error("installing CRD {name}")]
+    InstallCrd {
+        /// The CRD's name.
+        name: String,
+        /// The request's error.
+        #[source]
+        source: kube_client::Error,
+    },
+    /// A CRD given to `TestEnvBuilder::crd` did not become `Established`.
+    #[error("CRD {name} was not established: {reason}")]
+    CrdNotEstablished {
+        /// The CRD's name.
+        name: String,
+        /// Why: the `NamesAccepted=False` message, or the timeout.
+        reason: String,
+    },
 }

@@ -41,7 +41,7 @@ mod status;
 mod store;
 mod tls;
 
-pub use env::builder::{DEFAULT_TOO_LARGE_RV_WAIT, DEFAULT_WATCH_HISTORY};
+pub use env::builder::{CRD_ESTABLISH_TIMEOUT, DEFAULT_TOO_LARGE_RV_WAIT, DEFAULT_WATCH_HISTORY};
 #[doc(hidden)]
 pub use env::run_until_signal;
 pub use env::{TestEnv, TestEnvBuilder};

@@ -38,6 +38,72 @@
 //!     Ok(())
 //! }
 //! ```
+//!
+//! # Custom resources from a derive
+//!
+//! With the default `derive` feature, `#[derive(CustomResource)]` (kube-derive, re-exported
+//! here) turns a spec struct into a custom resource type: the root struct (`Widget` from
+//! `WidgetSpec`), its `Resource` impl, and [`CustomResourceExt::crd`], the
+//! CustomResourceDefinition with an OpenAPI schema derived by schemars. The type works
+//! everywhere rein takes an object: [`Scheme::register`](scheme::Scheme::register) (derive
+//! `Default` with `#[kube(derive = "Default")]`), the controller builder's `for_`/`owns`/
+//! `watches`, the cache, [`Client`](client::Client) and its status subresource.
+//! [`client::crd::install`] creates the CRD and waits until it is `Established`.
+//!
+//! A user crate needs rein, serde and schemars 1 (serde_json, k8s-openapi and kube-core come
+//! through rein):
+//!
+//! ```toml
+//! [dependencies]
+//! rein = "0.1"
+//! serde = { version = "1", features = ["derive"] }
+//! schemars = "1"
+//! ```
+//!
+//! kube-derive's expansion names `::kube::core`, `::k8s_openapi` and `::serde_json`; the
+//! `crates(...)` overrides below point them at rein's re-exports, so no kube crate is needed.
+//! Field-level CEL rules (`#[x_kube(validation = ...)]`) come from `#[derive(KubeSchema)]` on
+//! the spec, which takes its own `#[x_kube(crates(kube_core = "::rein::core"))]`:
+//!
+//! ```
+//! use rein::{CustomResource, CustomResourceExt, KubeSchema};
+//! use serde::{Deserialize, Serialize};
+//!
+//! #[derive(CustomResource, KubeSchema, Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
+//! #[kube(group = "demo.rein.dev", version = "v1", kind = "Widget", namespaced)]
+//! #[kube(status = "WidgetStatus", derive = "Default", derive = "PartialEq")]
+//! #[kube(printcolumn = r#"{"name":"Replicas","type":"integer","jsonPath":".spec.replicas"}"#)]
+//! #[kube(crates(
+//!     kube_core = "::rein::core",
+//!     k8s_openapi = "::rein::k8s_openapi",
+//!     serde_json = "::rein::serde_json"
+//! ))]
+//! #[x_kube(crates(kube_core = "::rein::core"))]
+//! pub struct WidgetSpec {
+//!     #[serde(default = "one")]
+//!     #[x_kube(validation = "self <= 10")]
+//!     pub replicas: i32,
+//! }
+//!
+//! #[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, schemars::JsonSchema)]
+//! pub struct WidgetStatus {
+//!     pub ready_replicas: i32,
+//! }
+//!
+//! fn one() -> i32 {
+//!     1
+//! }
+//!
+//! let crd = Widget::crd();
+//! assert_eq!(crd.metadata.name.as_deref(), Some("widgets.demo.rein.dev"));
+//! let yaml = rein::serde_json::to_string(&crd).unwrap();
+//! assert!(yaml.contains(r#""rule":"self <= 10""#) && yaml.contains(r#""default":1"#));
+//!
+//! let mut scheme = rein::scheme::Scheme::with_builtins();
+//! scheme.register::<Widget>();
+//! let widget = Widget::new("demo", WidgetSpec { replicas: 3 });
+//! assert_eq!(widget.spec.replicas, 3);
+//! ```
 
 #[doc(inline)]
 pub use rein_client as client;
@@ -51,3 +117,18 @@ pub use rein_manager as manager;
 pub use rein_scheme as scheme;
 #[doc(inline)]
 pub use rein_workqueue as workqueue;
+
+#[doc(inline)]
+pub use kube_core as core;
+#[doc(inline)]
+pub use kube_core::CustomResourceExt;
+#[cfg(feature = "derive")]
+#[doc(inline)]
+pub use kube_derive::{CustomResource, KubeSchema};
+
+/// The k8s-openapi crate rein is built on (Kubernetes 1.33 types); derived custom resources
+/// name it through `#[kube(crates(k8s_openapi = "::rein::k8s_openapi"))]`.
+pub use k8s_openapi;
+/// serde_json, as derived custom resources name it
+/// (`#[kube(crates(serde_json = "::rein::serde_json"))]`).
+pub use serde_json;

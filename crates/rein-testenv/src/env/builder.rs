@@ -6,6 +6,9 @@ use std::time::Duration;
 
 use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD;
+use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
+use kube_client::Api;
+use kube_client::api::PostParams;
 use kube_client::config::Kubeconfig;
 use parking_lot::Mutex;
 use serde_json::json;
@@ -26,9 +29,14 @@ pub const DEFAULT_WATCH_HISTORY: usize = 100_000;
 /// reached yet (kube-apiserver's watch cache waits 3 s).
 pub const DEFAULT_TOO_LARGE_RV_WAIT: Duration = Duration::from_secs(3);
 
+/// How long [`TestEnvBuilder::start`] waits for each CRD given to [`TestEnvBuilder::crd`] to
+/// be `Established`.
+pub const CRD_ESTABLISH_TIMEOUT: Duration = Duration::from_secs(10);
+
 /// Options for [`TestEnv`]; start with [`TestEnv::builder`].
 #[derive(Debug, Clone)]
 pub struct TestEnvBuilder {
+    crds: Vec<CustomResourceDefinition>,
     tls: bool,
     token: Option<String>,
     watch_history: usize,
@@ -40,6 +48,7 @@ pub struct TestEnvBuilder {
 impl Default for TestEnvBuilder {
     fn default() -> TestEnvBuilder {
         TestEnvBuilder {
+            crds: Vec::new(),
             tls: false,
             token: None,
             watch_history: DEFAULT_WATCH_HISTORY,
@@ -92,7 +101,37 @@ impl TestEnvBuilder {
         self
     }
 
-    /// Starts the server on its own runtime thread and builds a client for it.
+    /// Installs `crd` when the server starts (envtest's `CRDInstallOptions`): [`start`] creates
+    /// it through the API, as a client would, and returns only once it is `Established`, so
+    /// its kind is served from the first request. Call once per CRD.
+    ///
+    /// ```
+    /// # async fn demo() -> Result<(), rein_testenv::Error> {
+    /// use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
+    /// use rein_testenv::TestEnv;
+    ///
+    /// let crd: CustomResourceDefinition = serde_json::from_value(serde_json::json!({
+    ///     "metadata": {"name": "widgets.demo.rein.dev"},
+    ///     "spec": {
+    ///         "group": "demo.rein.dev", "scope": "Namespaced",
+    ///         "names": {"plural": "widgets", "kind": "Widget"},
+    ///         "versions": [{"name": "v1", "served": true, "storage": true,
+    ///             "schema": {"openAPIV3Schema": {"type": "object"}}}],
+    ///     },
+    /// })).unwrap();
+    /// let env = TestEnv::builder().crd(crd).start().await?;
+    /// # drop(env); Ok(()) }
+    /// # tokio::runtime::Runtime::new().unwrap().block_on(demo()).unwrap();
+    /// ```
+    ///
+    /// [`start`]: TestEnvBuilder::start
+    pub fn crd(mut self, crd: CustomResourceDefinition) -> TestEnvBuilder {
+        self.crds.push(crd);
+        self
+    }
+
+    /// Starts the server on its own runtime thread and builds a client for it; then installs
+    /// the CRDs given to [`TestEnvBuilder::crd`] and waits until each is `Established`.
     pub async fn start(self) -> Result<TestEnv, Error> {
         let listener = std::net::TcpListener::bind(self.listen).map_err(|source| Error::Bind {
             addr: self.listen,
@@ -159,15 +198,67 @@ impl TestEnvBuilder {
 
         let config = config_for(&kubeconfig).await?;
         let client = kube_client::Client::try_from(config.clone()).map_err(Error::Client)?;
-        Ok(TestEnv {
+        let env = TestEnv {
             state,
             base_url,
             client,
             config,
             kubeconfig,
             thread: Some(thread),
-        })
+        };
+        for crd in &self.crds {
+            install_crd(&env.client, crd).await?;
+        }
+        Ok(env)
     }
+}
+
+/// Creates `crd` and waits (bounded by [`CRD_ESTABLISH_TIMEOUT`]) until it is `Established`.
+async fn install_crd(
+    client: &kube_client::Client,
+    crd: &CustomResourceDefinition,
+) -> Result<(), Error> {
+    let name = crd.metadata.name.clone().unwrap_or_default();
+    let api: Api<CustomResourceDefinition> = Api::all(client.clone());
+    api.create(&PostParams::default(), crd)
+        .await
+        .map_err(|source| Error::InstallCrd {
+            name: name.clone(),
+            source,
+        })?;
+    let wait = async {
+        loop {
+            let crd = api.get(&name).await.map_err(|source| Error::InstallCrd {
+                name: name.clone(),
+                source,
+            })?;
+            let conditions = crd.status.and_then(|s| s.conditions).unwrap_or_default();
+            if let Some(refused) = conditions
+                .iter()
+                .find(|c| c.type_ == "NamesAccepted" && c.status == "False")
+            {
+                return Err(Error::CrdNotEstablished {
+                    name: name.clone(),
+                    reason: refused.message.clone().unwrap_or_default(),
+                });
+            }
+            if conditions
+                .iter()
+                .any(|c| c.type_ == "Established" && c.status == "True")
+            {
+                return Ok(());
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    };
+    tokio::time::timeout(CRD_ESTABLISH_TIMEOUT, wait)
+        .await
+        .unwrap_or_else(|_| {
+            Err(Error::CrdNotEstablished {
+                name: name.clone(),
+                reason: format!("not Established after {CRD_ESTABLISH_TIMEOUT:?}"),
+            })
+        })
 }
 
 /// Creates the namespaces a fresh cluster has.
