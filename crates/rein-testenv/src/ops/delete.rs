@@ -42,6 +42,9 @@ pub(crate) struct DeleteOpts {
     pub(crate) precondition_rv: Option<String>,
     /// `dryRun=All`.
     pub(crate) dry_run: bool,
+    /// `orphanDependents` as the client sent it: an explicit `false` makes a delete that
+    /// leaves the object waiting answer 202 Accepted instead of 200.
+    pub(crate) orphan_dependents: Option<bool>,
 }
 
 /// What a delete did.
@@ -99,6 +102,15 @@ pub(crate) fn delete_object(
                 meta_str(&current, "resourceVersion").unwrap_or_default()
             ),
         ));
+    }
+    if is_crd(def) && !meta::is_deleting(&current) {
+        // The CRD registry's own Delete: mark it, and let the finalizer remove it.
+        return Ok(DeleteOutcome::Pending(crd::begin_delete(
+            txn,
+            key,
+            &current,
+            opts.dry_run,
+        )));
     }
     if opts.dry_run {
         return Ok(DeleteOutcome::Gone(current));
@@ -164,6 +176,7 @@ pub(crate) fn finish_removal(
     if is_crd(def) {
         crd::on_remove(txn, catalogue, &last);
     }
+    crd::after_instance_removal(txn, def);
     gc::after_removal(txn, &last);
     Some(last)
 }
