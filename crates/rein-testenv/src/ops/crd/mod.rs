@@ -99,7 +99,6 @@ pub(crate) fn on_write(
     names::set_condition(&mut updated, "NamesAccepted", status, reason, message);
     let (status, reason, message) = &naming.established;
     names::set_condition(&mut updated, "Established", status, reason, message);
-    defaults::record_storage_version(&mut updated);
     let stored = if updated == **crd {
         None
     } else {
