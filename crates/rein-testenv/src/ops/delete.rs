@@ -78,6 +78,12 @@ pub(crate) fn delete_object(
     let Some(current) = txn.get(&def.key(), key) else {
         return Err(ApiError::not_found(def, name));
     };
+    // The CRD registry checks the preconditions itself, and words them in lower case.
+    let precondition = if is_crd(def) {
+        "precondition"
+    } else {
+        "Precondition"
+    };
     if let Some(uid) = &opts.precondition_uid
         && Some(uid.as_str()) != meta_str(&current, "uid")
     {
@@ -85,7 +91,7 @@ pub(crate) fn delete_object(
             def,
             name,
             &format!(
-                "Precondition failed: UID in precondition: {uid}, UID in object meta: {}",
+                "{precondition} failed: UID in precondition: {uid}, UID in object meta: {}",
                 meta_str(&current, "uid").unwrap_or_default()
             ),
         ));
@@ -97,8 +103,8 @@ pub(crate) fn delete_object(
             def,
             name,
             &format!(
-                "Precondition failed: ResourceVersion in precondition: {rv}, ResourceVersion in \
-                 object meta: {}",
+                "{precondition} failed: ResourceVersion in precondition: {rv}, ResourceVersion \
+                 in object meta: {}",
                 meta_str(&current, "resourceVersion").unwrap_or_default()
             ),
         ));

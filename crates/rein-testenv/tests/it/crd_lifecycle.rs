@@ -274,6 +274,17 @@ async fn deleting_a_custom_resource_answers_a_success_status() {
     assert_eq!(code, 200, "{pending}");
     assert_eq!(pending["kind"], "Gizmo");
     assert!(pending["metadata"]["deletionTimestamp"].is_string());
+    // 202 only when the client asked for cascading deletion with `orphanDependents: false`.
+    let options = json!({"kind": "DeleteOptions", "apiVersion": "v1", "orphanDependents": false});
+    let (code, again) = raw(
+        &env,
+        "DELETE",
+        &format!("{}/held", gizmos_path("default")),
+        Some(&options),
+    )
+    .await;
+    assert_eq!(code, 202, "{again}");
+    assert_eq!(again["kind"], "Gizmo");
 }
 
 #[tokio::test]

@@ -7,6 +7,8 @@ mod defaults;
 mod field;
 mod lifecycle;
 mod names;
+#[cfg(test)]
+mod tests;
 mod validate;
 
 use std::sync::Arc;
