@@ -80,7 +80,10 @@ pub(crate) fn prepare(
         },
     };
     meta.insert("name".into(), json!(name));
-    meta::validate_name(def, &name)?;
+    if !is_crd(def) {
+        // A CRD's name is checked with the rest of it, below.
+        meta::validate_name(def, &name)?;
+    }
     let key = (
         namespace
             .filter(|_| def.namespaced)
@@ -101,6 +104,9 @@ pub(crate) fn prepare(
     meta.insert("creationTimestamp".into(), json!(meta::now()));
     meta.insert("generation".into(), json!(1));
     prepare_status(target, &mut obj, &name);
+    if is_crd(def) {
+        crd::prepare_create(&mut obj)?;
+    }
     if !opts.field_manager.is_empty() {
         patch::record_update_managed_fields(
             None,
@@ -129,6 +135,7 @@ pub(crate) fn commit(
     if txn.get(&def.key(), &key).is_some() {
         return Err(ApiError::already_exists(def, &key.1));
     }
+    crd::check_create_allowed(txn, def, &key.1)?;
     if opts.dry_run {
         return Ok(Arc::new(obj));
     }

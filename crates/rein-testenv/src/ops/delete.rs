@@ -42,6 +42,9 @@ pub(crate) struct DeleteOpts {
     pub(crate) precondition_rv: Option<String>,
     /// `dryRun=All`.
     pub(crate) dry_run: bool,
+    /// `orphanDependents` as the client sent it: an explicit `false` makes a delete that
+    /// leaves the object waiting answer 202 Accepted instead of 200.
+    pub(crate) orphan_dependents: Option<bool>,
 }
 
 /// What a delete did.
@@ -75,6 +78,12 @@ pub(crate) fn delete_object(
     let Some(current) = txn.get(&def.key(), key) else {
         return Err(ApiError::not_found(def, name));
     };
+    // The CRD registry checks the preconditions itself, and words them in lower case.
+    let precondition = if is_crd(def) {
+        "precondition"
+    } else {
+        "Precondition"
+    };
     if let Some(uid) = &opts.precondition_uid
         && Some(uid.as_str()) != meta_str(&current, "uid")
     {
@@ -82,7 +91,7 @@ pub(crate) fn delete_object(
             def,
             name,
             &format!(
-                "Precondition failed: UID in precondition: {uid}, UID in object meta: {}",
+                "{precondition} failed: UID in precondition: {uid}, UID in object meta: {}",
                 meta_str(&current, "uid").unwrap_or_default()
             ),
         ));
@@ -94,11 +103,20 @@ pub(crate) fn delete_object(
             def,
             name,
             &format!(
-                "Precondition failed: ResourceVersion in precondition: {rv}, ResourceVersion in \
-                 object meta: {}",
+                "{precondition} failed: ResourceVersion in precondition: {rv}, ResourceVersion \
+                 in object meta: {}",
                 meta_str(&current, "resourceVersion").unwrap_or_default()
             ),
         ));
+    }
+    if is_crd(def) && !meta::is_deleting(&current) {
+        // The CRD registry's own Delete: mark it, and let the finalizer remove it.
+        return Ok(DeleteOutcome::Pending(crd::begin_delete(
+            txn,
+            key,
+            &current,
+            opts.dry_run,
+        )));
     }
     if opts.dry_run {
         return Ok(DeleteOutcome::Gone(current));
@@ -164,6 +182,7 @@ pub(crate) fn finish_removal(
     if is_crd(def) {
         crd::on_remove(txn, catalogue, &last);
     }
+    crd::after_instance_removal(txn, def);
     gc::after_removal(txn, &last);
     Some(last)
 }

@@ -20,6 +20,7 @@ pub(crate) fn step(txn: &mut Txn<'_>, catalogue: &Catalogue) -> bool {
         GcWork::Foreground(uid) => foreground_step(txn, catalogue, &uid),
         GcWork::Orphan(uid) => orphan_step(txn, catalogue, &uid),
         GcWork::Namespace(namespace) => namespace_step(txn, catalogue, &namespace),
+        GcWork::CrdCleanup(name) => super::crd::cleanup_step(txn, catalogue, &name),
     }
     true
 }

@@ -101,6 +101,9 @@ pub(crate) fn update(
         }
     };
     keep_system_metadata(&old, &mut result, key);
+    if is_crd(def) {
+        crd::prepare_update(&mut result, &old, sub == Subresource::Status)?;
+    }
     if meta::is_deleting(&old) {
         let before = meta::finalizers(&old);
         if meta::finalizers(&result)

@@ -120,6 +120,17 @@ pub(crate) async fn handle(
     }
 }
 
+/// Whether a delete that removed the object answers with it: the registries built with
+/// `ReturnDeletedObject: true` (pods, service accounts, storage classes); every other
+/// resource, custom resources included, answers a `Success` Status.
+fn returns_deleted_object(def: &crate::resources::ResourceDef) -> bool {
+    !def.custom
+        && matches!(
+            (def.group.as_str(), def.plural.as_str()),
+            ("", "pods" | "serviceaccounts") | ("storage.k8s.io", "storageclasses")
+        )
+}
+
 /// Whether the `Accept` header allows a JSON answer (no header, `*/*`, `application/*`,
 /// any JSON or YAML type; kubectl sends `application/vnd.kubernetes.protobuf,application/json`).
 fn accepts_json(headers: &http::HeaderMap) -> bool {
@@ -482,6 +493,7 @@ impl Ctx<'_> {
                 .and_then(Value::as_str)
                 .map(str::to_string);
         }
+        opts.orphan_dependents = orphan;
         opts.propagation = match policy.as_deref() {
             Some("Foreground") => Some(Propagation::Foreground),
             Some("Background") => Some(Propagation::Background),
@@ -510,14 +522,19 @@ impl Ctx<'_> {
         let outcome = ops::delete(&mut txn, self.target(), &key, &opts)?;
         drop(txn);
         Ok(match outcome {
+            // apiserver's delete handler: 202 only when the client asked for cascading
+            // deletion with `orphanDependents: false` and the object is still there.
             DeleteOutcome::Pending(obj) => Answer {
-                code: 202,
+                code: if opts.orphan_dependents == Some(false) {
+                    202
+                } else {
+                    200
+                },
                 body: self.out(&obj),
                 warnings: Vec::new(),
             },
             DeleteOutcome::Gone(obj) => {
-                let returns_object = def.custom || (def.group.is_empty() && def.plural == "pods");
-                let body = if returns_object {
+                let body = if returns_deleted_object(def) {
                     self.out(&obj)
                 } else {
                     Arc::new(status::success(def, name, crate::store::uid_of(&obj)))

@@ -120,6 +120,8 @@ pub(crate) enum GcWork {
     Orphan(String),
     /// This namespace is terminating: delete its contents, then the namespace.
     Namespace(String),
+    /// The CRD with this name is being deleted: delete its instances, then release it.
+    CrdCleanup(String),
 }
 
 /// The shared store.

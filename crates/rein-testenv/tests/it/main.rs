@@ -6,6 +6,8 @@
 
 mod auth;
 mod crd;
+mod crd_lifecycle;
+mod crd_support;
 mod crud;
 mod defaults;
 mod deletion;
