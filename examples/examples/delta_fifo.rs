@@ -10,7 +10,7 @@ use std::sync::Arc;
 use k8s_openapi::api::core::v1::ConfigMap;
 use kube_client::core::ObjectMeta;
 use rein::informer::{
-    DeletedObject, Delta, DeltaFifo, DeltaFifoOptions, DeltaObject, Indexer, Queue,
+    DeletedObject, Delta, DeltaFifo, DeltaFifoOptions, DeltaObject, Fifo, Indexer,
     meta_namespace_key,
 };
 

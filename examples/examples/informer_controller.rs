@@ -1,4 +1,4 @@
-//! The low-level informer controller: a `Config` with a DeltaFIFO, a lister-watcher, a process function and a resync period; `run`, `has_synced`, `last_sync_resource_version` (Go original: client-go tools/cache NewInformer / cache.Config + New(cfg).Run).
+//! The low-level informer controller: an `InformerControllerConfig` with a DeltaFIFO, a lister-watcher, a process function and a resync period; `run`, `has_synced`, `last_sync_resource_version` (Go original: client-go tools/cache NewInformer / cache.Config + New(cfg).Run).
 // smoke-args: --quick
 // smoke-expect: synced: true
 // smoke-expect: Added default/cm-live
@@ -13,10 +13,10 @@ use clap::Parser;
 use k8s_openapi::api::core::v1::ConfigMap;
 use kube_client::api::{Api, DeleteParams, PostParams};
 use kube_client::core::ObjectMeta;
-use rein::informer::controller::{Config, Controller};
 use rein::informer::{
     ApiListerWatcher, DeletedObject, DeltaFifo, DeltaFifoOptions, DeltaType, Indexer,
-    ListWatchOptions, ReflectorOptions, deletion_handling_key,
+    InformerController, InformerControllerConfig, ListWatchOptions, ReflectorOptions,
+    deletion_handling_key,
 };
 use rein_testenv::TestEnv;
 use tokio_util::sync::CancellationToken;
@@ -76,7 +76,7 @@ async fn main() -> anyhow::Result<()> {
         ..Default::default()
     }));
     let process_store = store.clone();
-    let controller = Arc::new(Controller::new(Config {
+    let controller = Arc::new(InformerController::new(InformerControllerConfig {
         queue,
         lister_watcher: Arc::new(ApiListerWatcher::<ConfigMap>::new(
             client,

@@ -6,7 +6,7 @@
 
 use k8s_openapi::api::apps::v1::Deployment;
 use k8s_openapi::api::core::v1::Pod;
-use rein::scheme::scheme::builtins;
+use rein::scheme::builtins;
 use rein::scheme::{GroupVersionKind, Scheme};
 
 fn main() -> anyhow::Result<()> {

@@ -9,7 +9,7 @@ use std::time::Duration;
 use k8s_openapi::api::core::v1::ConfigMap;
 use kube_client::Api;
 use kube_client::api::PostParams;
-use rein::controller::reconcile::reconciler_fn;
+use rein::controller::reconciler_fn;
 use rein::controller::{Action, ControllerManagedBy};
 use rein::manager::metrics::MetricsServerOptions;
 use rein::manager::{Manager, Options};

@@ -114,7 +114,7 @@ pub enum Error {
         action: String,
         /// The scheme's error.
         #[source]
-        source: rein_scheme::scheme::Error,
+        source: rein_scheme::Error,
     },
     /// The call's arguments are unusable (no name, no namespace for a namespaced kind, …).
     #[error("{action}: {problem}")]

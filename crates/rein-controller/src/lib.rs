@@ -21,21 +21,21 @@
 //! ```
 
 pub mod builder;
-pub mod controller;
+mod controller;
 pub mod event;
 pub mod finalizer;
 pub mod handler;
 mod metrics;
 pub mod predicate;
-pub mod queue;
-pub mod reconcile;
+mod queue;
+mod reconcile;
 pub mod recorder;
 mod runnable;
 pub mod source;
 
 pub use builder::ControllerManagedBy;
-pub use controller::{Controller, ControllerOptions};
-pub use queue::RequestQueue;
+pub use controller::{Controller, ControllerOptions, Error};
+pub use queue::{LOW_PRIORITY, RequestQueue};
 pub use reconcile::{
     Action, BoxError, Context, Reconciler, ReconcilerFn, Request, TerminalError, is_terminal,
     reconciler_fn,

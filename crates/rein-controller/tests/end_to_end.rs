@@ -70,7 +70,7 @@ fn pod(name: &str, labels: &[(&str, &str)]) -> Pod {
 }
 
 #[tokio::test]
-async fn s17_pod_events_reach_the_reconciler() {
+async fn pod_events_reach_the_reconciler() {
     let host = TestHost::start().await;
     let (log, r) = recording();
     let c = ControllerManagedBy::new(&host)
@@ -102,7 +102,7 @@ async fn s17_pod_events_reach_the_reconciler() {
 }
 
 #[tokio::test]
-async fn s13_owned_pod_events_enqueue_the_owner() {
+async fn owned_pod_events_enqueue_the_owner() {
     let host = TestHost::start().await;
     let (log, r) = recording();
     ControllerManagedBy::new(&host)
@@ -169,7 +169,7 @@ async fn s13_owned_pod_events_enqueue_the_owner() {
 }
 
 #[tokio::test]
-async fn s07_funcs_handler_enqueues_a_fixed_request() {
+async fn funcs_handler_enqueues_a_fixed_request() {
     let host = TestHost::start().await;
     let (log, r) = recording();
     let c = Controller::new("e2e-configmaps", r, ControllerOptions::default()).unwrap();
@@ -205,7 +205,7 @@ async fn s07_funcs_handler_enqueues_a_fixed_request() {
 }
 
 #[tokio::test]
-async fn s15_channel_source_with_a_generic_only_filter() {
+async fn channel_source_with_a_generic_only_filter() {
     let host = TestHost::start().await;
     let (log, r) = recording();
     let (tx, rx) = tokio::sync::mpsc::channel(16);

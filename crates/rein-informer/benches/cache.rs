@@ -6,7 +6,7 @@ use std::time::Instant;
 
 use k8s_openapi::api::core::v1::ConfigMap;
 use kube_client::core::ObjectMeta;
-use rein_informer::{DeltaFifo, DeltaFifoOptions, Indexer, NAMESPACE_INDEX, Queue};
+use rein_informer::{DeltaFifo, DeltaFifoOptions, Fifo, Indexer, NAMESPACE_INDEX};
 
 const OBJECTS: usize = 100_000;
 const NAMESPACES: usize = 100;

@@ -6,7 +6,7 @@
 //! (whose `Kind` source registers [`ResourceEventHandler`]s). Data flows one way:
 //!
 //! ```text
-//! ListerWatcher ─► Reflector ─► Queue (RealFifo | DeltaFifo) ─► process loop ─► Indexer
+//! ListerWatcher ─► Reflector ─► Fifo (RealFifo | DeltaFifo) ─► process loop ─► Indexer
 //!                                                                     └─► listener × N ─► handlers
 //! ```
 //!
@@ -31,29 +31,30 @@
 //! assert_eq!(lister.namespaced("default").list(&Selector::everything()).len(), 1);
 //! ```
 
-pub mod controller;
+mod controller;
 mod delta;
 mod error;
 mod factory;
-pub mod fifo;
+mod fifo;
 mod handler;
 mod informer;
 mod key;
 mod lister;
 mod lister_watcher;
-pub mod reflector;
+mod reflector;
 mod store;
 #[cfg(test)]
 mod testutil;
 mod transform;
 mod wait;
 
+pub use controller::{InformerController, InformerControllerConfig, ProcessDeltasFn};
 pub use delta::{DeletedObject, Delta, DeltaObject, DeltaType};
 pub use error::Error;
 pub use factory::{SharedInformerFactory, TweakListOptions};
 pub use fifo::{
-    DEFAULT_REAL_FIFO_CAPACITY, DeltaFifo, DeltaFifoOptions, Queue, QueueClosed, RealFifo,
-    RealFifoOptions, Requeue,
+    DEFAULT_REAL_FIFO_CAPACITY, DeltaFifo, DeltaFifoOptions, Fifo, ProcessFn, QueueClosed,
+    RealFifo, RealFifoOptions, Requeue,
 };
 pub use handler::{ResourceEventHandler, ResourceEventHandlerFuncs};
 pub use informer::{
@@ -65,7 +66,8 @@ pub use lister_watcher::{
     ApiListerWatcher, ListPage, ListWatchOptions, ListerWatcher, WatchStream,
 };
 pub use reflector::{
-    BackoffOptions, Reflector, ReflectorOptions, ShouldResyncFn, TransformFn, WatchErrorHandler,
+    BackoffOptions, Reflector, ReflectorOptions, ReflectorPhase, ReflectorStatus, ShouldResyncFn,
+    TransformFn, WatchErrorHandler,
 };
 pub use store::{IndexFunc, Indexer, Indexers, KeyFunc, NAMESPACE_INDEX, namespace_index_func};
 pub use transform::strip_managed_fields;

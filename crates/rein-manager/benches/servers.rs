@@ -20,8 +20,8 @@ use prometheus_client::registry::Registry;
 use rein_manager::healthz::{HealthProbeOptions, HealthProbeServer, HealthProbes, ping};
 use rein_manager::metrics::encode;
 use rein_manager::webhook::{
-    AdmissionClient, AdmissionError, AdmissionHandler, AdmissionReview, CustomDefaulter,
-    DefaultingWebhook, GeneratedCertificates, Operation, Request, WebhookServer,
+    AdmissionClient, AdmissionError, AdmissionHandler, AdmissionRequest, AdmissionReview,
+    CustomDefaulter, DefaultingWebhook, GeneratedCertificates, Operation, WebhookServer,
     WebhookServerOptions, review_request,
 };
 use tokio::net::TcpStream;
@@ -67,7 +67,7 @@ struct Labels {
 async fn main() {
     // 1. The defaulting decision alone: decode, default, diff, encode the patch.
     let review = review_request(Operation::Create, Some(&config_map()), None).expect("review");
-    let request: Request = serde_json::from_value::<AdmissionReview<_>>(review.clone())
+    let request: AdmissionRequest = serde_json::from_value::<AdmissionReview<_>>(review.clone())
         .expect("decodes")
         .try_into()
         .expect("has a request");

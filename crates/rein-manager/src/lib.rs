@@ -1,8 +1,8 @@
 //! controller-runtime's manager: runnables, leader election, health probes, metrics and admission webhooks.
 //!
 //! `rein-manager` is the top layer of rein. It sits on `rein-controller` (controllers are
-//! [`Runnable`]s, built with `ControllerManagedBy::new(&manager)` through the
-//! [`ControllerHost`] trait the [`Manager`] implements), `rein-client` (the cache-backed client
+//! [`Runnable`](rein_controller::Runnable)s, built with `ControllerManagedBy::new(&manager)` through the
+//! [`ControllerHost`](rein_controller::ControllerHost) trait the [`Manager`] implements), `rein-client` (the cache-backed client
 //! and the shared cache) and, through them, `rein-informer`, `rein-scheme` and
 //! `rein-workqueue`.
 //!
@@ -51,5 +51,3 @@ pub mod signals;
 pub mod webhook;
 
 pub use manager::{Error, LeaderElectionOptions, Manager, ManagerBuilder, Options, RunnableFn};
-#[doc(inline)]
-pub use rein_controller::{ControllerHost, Runnable};

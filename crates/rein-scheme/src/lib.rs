@@ -24,8 +24,10 @@ pub mod fields;
 mod gvk;
 mod key;
 pub mod labels;
-pub mod scheme;
+mod scheme;
 
 pub use gvk::{GroupVersion, GroupVersionKind, GroupVersionResource};
 pub use key::{ObjectKey, ParseObjectKeyError};
-pub use scheme::{AnyObject, RestMapper, RestMapping, Scheme, Scope, TypeInfo};
+pub use scheme::{
+    AnyObject, Error, RestMapper, RestMapping, Scheme, Scope, TypeInfo, builtins, downcast,
+};

@@ -5,7 +5,7 @@
 //! 256 cases per property by default; set `PROPTEST_CASES` for a longer run.
 
 use proptest::prelude::*;
-use rein_scheme::scheme::Error;
+use rein_scheme::Error;
 use rein_scheme::{GroupVersionKind, ObjectKey, Scheme};
 use serde_json::{Value, json};
 

@@ -15,8 +15,8 @@ use rein::client::{
     Client, DeleteParams, ListOptions, ObjectKey, Patch, PatchParams, PostParams,
     ignore_already_exists, ignore_not_found,
 };
+use rein::controller::BoxError;
 use rein::controller::finalizer::{FinalizerEvent, finalizer};
-use rein::controller::reconcile::BoxError;
 use rein::controller::{Action, Context, Reconciler, Request};
 use serde_json::json;
 

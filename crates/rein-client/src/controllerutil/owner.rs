@@ -1,4 +1,4 @@
-//! Owner and controller references, filled from the scheme (S13).
+//! Owner and controller references, filled from the scheme; see the `mapping_handlers` example.
 
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference;
 use kube_client::Resource;

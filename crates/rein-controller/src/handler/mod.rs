@@ -2,7 +2,7 @@
 //! `pkg/handler`).
 //!
 //! Events that are probably nothing new — adds from the initial list and resyncs (updates with
-//! an unchanged resource version) — are queued at [`crate::queue::LOW_PRIORITY`],
+//! an unchanged resource version) — are queued at [`crate::LOW_PRIORITY`],
 //! so fresh changes are reconciled first after a restart.
 
 mod enqueue;

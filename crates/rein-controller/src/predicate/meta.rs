@@ -199,7 +199,8 @@ impl MetaFuncs {
         self
     }
 
-    /// Drops create, update and delete events and keeps generic ones (S15).
+    /// Drops create, update and delete events and keeps generic ones (the `channel_source`
+    /// example uses it).
     pub fn generic_only() -> Self {
         Self::new()
             .on_create(|_, _| false)

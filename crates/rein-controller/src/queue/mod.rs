@@ -14,8 +14,7 @@ use rein_workqueue::{MetricsProvider, PriorityQueue, PriorityQueueConfig};
 
 use crate::reconcile::Request;
 
-#[doc(inline)]
-pub use rein_workqueue::{AddOptions, ExponentialFailureRateLimiter, RateLimiter};
+pub(crate) use rein_workqueue::{AddOptions, RateLimiter};
 
 /// Priority for events that are probably nothing new (initial-list adds, resyncs).
 pub const LOW_PRIORITY: i32 = -100;

@@ -9,17 +9,17 @@ use tokio_util::sync::CancellationToken;
 
 use crate::reflector::{ReflectorStatus, ResourceVersionCell, StatusCell};
 use crate::{
-    Delta, ListerWatcher, Queue, Reflector, ReflectorOptions, Requeue, ShouldResyncFn, TransformFn,
+    Delta, Fifo, ListerWatcher, Reflector, ReflectorOptions, Requeue, ShouldResyncFn, TransformFn,
     WatchErrorHandler,
 };
 
 /// The process function: applies one popped batch of deltas.
 pub type ProcessDeltasFn<K> = Box<dyn FnMut(Vec<Delta<K>>, bool) -> Result<(), Requeue> + Send>;
 
-/// Everything a low-level [`Controller`] needs (client-go's `cache.Config`).
-pub struct Config<K> {
+/// Everything a low-level [`InformerController`] needs (client-go's `cache.Config`).
+pub struct InformerControllerConfig<K> {
     /// The queue the reflector fills and the process loop drains.
-    pub queue: Arc<dyn Queue<K>>,
+    pub queue: Arc<dyn Fifo<K>>,
     /// Where objects come from.
     pub lister_watcher: Arc<dyn ListerWatcher<K>>,
     /// Applies popped deltas (`is_in_initial_list` as second argument).
@@ -37,9 +37,9 @@ pub struct Config<K> {
     pub retry_on_error: bool,
 }
 
-impl<K> fmt::Debug for Config<K> {
+impl<K> fmt::Debug for InformerControllerConfig<K> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("Config")
+        f.debug_struct("InformerControllerConfig")
             .field("queue", &self.queue)
             .field("reflector", &self.reflector)
             .field("should_resync", &self.should_resync.is_some())
@@ -50,9 +50,9 @@ impl<K> fmt::Debug for Config<K> {
 }
 
 /// Runs a reflector into a queue and pops the queue into a process function.
-pub struct Controller<K> {
-    queue: Arc<dyn Queue<K>>,
-    config: Mutex<Option<Config<K>>>,
+pub struct InformerController<K> {
+    queue: Arc<dyn Fifo<K>>,
+    config: Mutex<Option<InformerControllerConfig<K>>>,
     last_sync: ResourceVersionCell,
     status: StatusCell,
     known: Option<crate::Indexer<K>>,
@@ -60,7 +60,7 @@ pub struct Controller<K> {
 }
 
 /// Tells the process loop that what it hands on is piling up downstream (a shared informer's
-/// handler buffers): then it yields before popping more, see [`Controller::run`].
+/// handler buffers): then it yields before popping more, see [`InformerController::run`].
 pub(crate) type Behind = Arc<dyn Fn() -> bool + Send + Sync>;
 
 /// Most yields after one pop while downstream is behind. Each yield lets a woken handler task
@@ -68,19 +68,19 @@ pub(crate) type Behind = Arc<dyn Fn() -> bool + Send + Sync>;
 /// slow for its own reasons from holding the loop (it never waits on a handler).
 const MAX_YIELDS_PER_POP: usize = 32;
 
-impl<K> fmt::Debug for Controller<K> {
+impl<K> fmt::Debug for InformerController<K> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("Controller")
+        f.debug_struct("InformerController")
             .field("queue", &self.queue)
             .field("last_sync", &self.last_sync.get())
             .finish()
     }
 }
 
-impl<K: Resource + Send + Sync + 'static> Controller<K> {
-    /// A controller over `config`; nothing happens until [`Controller::run`].
-    pub fn new(config: Config<K>) -> Self {
-        Controller {
+impl<K: Resource + Send + Sync + 'static> InformerController<K> {
+    /// A controller over `config`; nothing happens until [`InformerController::run`].
+    pub fn new(config: InformerControllerConfig<K>) -> Self {
+        InformerController {
             queue: config.queue.clone(),
             config: Mutex::new(Some(config)),
             last_sync: ResourceVersionCell::default(),
@@ -125,7 +125,7 @@ impl<K: Resource + Send + Sync + 'static> Controller<K> {
             tracing::warn!("informer controller already ran");
             return;
         };
-        let Config {
+        let InformerControllerConfig {
             queue,
             lister_watcher,
             mut process,
@@ -182,9 +182,9 @@ impl<K: Resource + Send + Sync + 'static> Controller<K> {
     }
 }
 
-impl<K: Resource + Send + Sync + 'static> crate::HasSynced for Controller<K> {
+impl<K: Resource + Send + Sync + 'static> crate::HasSynced for InformerController<K> {
     fn has_synced(&self) -> bool {
-        Controller::has_synced(self)
+        InformerController::has_synced(self)
     }
 
     fn wait_synced(&self) -> futures::future::BoxFuture<'_, ()> {
@@ -200,7 +200,7 @@ mod tests {
 
     use super::*;
     use crate::testutil::cm;
-    use crate::{ApiListerWatcher, ListWatchOptions, Queue, RealFifo, RealFifoOptions};
+    use crate::{ApiListerWatcher, Fifo, ListWatchOptions, RealFifo, RealFifoOptions};
 
     /// During a backlog the process loop yields while its consumer is behind, so a consumer
     /// task on the same thread keeps up instead of buffering the whole backlog. Runs on a
@@ -250,7 +250,7 @@ mod tests {
             Arc::new(move || buffered.load(Ordering::Relaxed) > limit)
         };
         let controller = Arc::new(
-            Controller::new(Config {
+            InformerController::new(InformerControllerConfig {
                 queue: queue.clone(),
                 lister_watcher: Arc::new(lw),
                 process,

@@ -9,7 +9,7 @@ use kube_client::Resource;
 use parking_lot::Mutex;
 use tokio::sync::Notify;
 
-use super::{ProcessFn, Queue, QueueClosed, Requeue, SyncTracker, wake};
+use super::{Fifo, ProcessFn, QueueClosed, Requeue, SyncTracker, wake};
 use crate::key::KeyMaker;
 use crate::{DeletedObject, Delta, DeltaType, Indexer, KeyFunc};
 
@@ -208,7 +208,7 @@ fn dedup_deletes<K>(deltas: &mut Vec<Delta<K>>) {
 }
 
 #[async_trait]
-impl<K: Send + Sync + 'static> Queue<K> for DeltaFifo<K> {
+impl<K: Send + Sync + 'static> Fifo<K> for DeltaFifo<K> {
     fn add(&self, obj: Arc<K>) {
         let mut st = self.state.lock();
         st.sync.mark_populated();

@@ -1,4 +1,4 @@
-//! The queues between the reflector and the consumer: the `Queue` trait, `RealFifo` and `DeltaFifo`.
+//! The queues between the reflector and the consumer: the `Fifo` trait, `RealFifo` and `DeltaFifo`.
 
 use std::sync::Arc;
 
@@ -30,7 +30,7 @@ pub type ProcessFn<'a, K> = dyn FnMut(Vec<Delta<K>>, bool) -> Result<(), Requeue
 /// What the reflector writes into and the informer's process loop pops from
 /// (client-go's `Queue` = `ReflectorStore` + `Pop` + `HasSynced` + `Close`).
 #[async_trait]
-pub trait Queue<K>: Send + Sync + std::fmt::Debug {
+pub trait Fifo<K>: Send + Sync + std::fmt::Debug {
     /// A watch `ADDED` event.
     fn add(&self, obj: Arc<K>);
     /// A watch `MODIFIED` event.
@@ -47,7 +47,7 @@ pub trait Queue<K>: Send + Sync + std::fmt::Debug {
     }
     /// True once the first replace (or any add/update/delete) has been popped and processed.
     fn has_synced(&self) -> bool;
-    /// Resolves once [`Queue::has_synced`] is true. [`RealFifo`] and [`DeltaFifo`] resolve
+    /// Resolves once [`Fifo::has_synced`] is true. [`RealFifo`] and [`DeltaFifo`] resolve
     /// from a signal the moment the last initial entry has been processed; the default polls
     /// every [`crate::SYNC_POLL_INTERVAL`].
     async fn wait_synced(&self) {
@@ -83,7 +83,7 @@ pub(crate) fn wake(notify: &tokio::sync::Notify, waiters: usize) {
 }
 
 /// Initial-population tracking shared by both FIFOs, with the signal that wakes
-/// [`Queue::wait_synced`].
+/// [`Fifo::wait_synced`].
 #[derive(Debug, Default)]
 pub(crate) struct SyncTracker {
     populated: bool,

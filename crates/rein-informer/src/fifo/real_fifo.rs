@@ -8,7 +8,7 @@ use async_trait::async_trait;
 use parking_lot::Mutex;
 use tokio::sync::Notify;
 
-use super::{ProcessFn, Queue, QueueClosed, SyncTracker, wake};
+use super::{Fifo, ProcessFn, QueueClosed, SyncTracker, wake};
 use crate::{Delta, DeltaObject, DeltaType};
 
 /// Options for [`RealFifo`].
@@ -16,7 +16,7 @@ use crate::{Delta, DeltaObject, DeltaType};
 pub struct RealFifoOptions {
     /// Most consecutive add/update/delete deltas handed to one process call (default 1000).
     pub batch_size: usize,
-    /// Queued entries at which [`Queue::wait_for_room`] starts to wait (default 1024; 0 means
+    /// Queued entries at which [`Fifo::wait_for_room`] starts to wait (default 1024; 0 means
     /// never). The reflector waits for room before it reads the next watch event, so a watch
     /// backlog stays on the socket as bytes instead of piling up here as decoded objects. A
     /// replace is one entry whatever its size, and only the reflector waits: adds, updates
@@ -53,7 +53,7 @@ struct State<K> {
 pub struct RealFifo<K> {
     state: Mutex<State<K>>,
     notify: Notify,
-    /// Wakes [`Queue::wait_for_room`] once a pop has made room.
+    /// Wakes [`Fifo::wait_for_room`] once a pop has made room.
     room: Notify,
     batch_size: usize,
     capacity: usize,
@@ -111,7 +111,7 @@ fn batchable(kind: DeltaType) -> bool {
 }
 
 #[async_trait]
-impl<K: Send + Sync + 'static> Queue<K> for RealFifo<K> {
+impl<K: Send + Sync + 'static> Fifo<K> for RealFifo<K> {
     fn add(&self, obj: Arc<K>) {
         self.push(Delta::object(DeltaType::Added, obj), true);
     }

@@ -32,7 +32,7 @@ fn describe(deltas: &[Delta<ConfigMap>]) -> Vec<(DeltaType, String, bool)> {
         .collect()
 }
 
-async fn pop_one(q: &dyn Queue<ConfigMap>) -> Popped {
+async fn pop_one(q: &dyn Fifo<ConfigMap>) -> Popped {
     let mut out = None;
     q.pop(&mut |deltas, initial| {
         out = Some((describe(&deltas), initial));
@@ -331,7 +331,7 @@ async fn real_fifo_replace_and_resync_are_single_atomic_deltas() {
 /// clock without any time passing (a poll would have advanced it), for both queues.
 #[tokio::test(start_paused = true)]
 async fn wait_synced_wakes_when_the_initial_list_is_processed() {
-    let queues: [Arc<dyn Queue<ConfigMap>>; 2] = [
+    let queues: [Arc<dyn Fifo<ConfigMap>>; 2] = [
         Arc::new(fifo()),
         Arc::new(RealFifo::new(RealFifoOptions {
             batch_size: 1,

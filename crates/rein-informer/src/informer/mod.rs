@@ -10,11 +10,11 @@ use kube_client::Resource;
 use parking_lot::Mutex;
 use tokio_util::sync::CancellationToken;
 
-use crate::controller::{Config, Controller};
+use crate::controller::{InformerController, InformerControllerConfig};
 use crate::reflector::{ReflectorOptions, TransformFn, WatchErrorHandler};
 use crate::{
-    DeletedObject, Delta, DeltaFifo, DeltaFifoOptions, DeltaObject, DeltaType, Error, HasSynced,
-    Indexer, Indexers, ListerWatcher, Queue, RealFifo, RealFifoOptions, ResourceEventHandler,
+    DeletedObject, Delta, DeltaFifo, DeltaFifoOptions, DeltaObject, DeltaType, Error, Fifo,
+    HasSynced, Indexer, Indexers, ListerWatcher, RealFifo, RealFifoOptions, ResourceEventHandler,
 };
 
 mod processor;
@@ -126,7 +126,7 @@ impl fmt::Display for InformerStatus {
 struct Inner<K> {
     indexer: Indexer<K>,
     processor: Processor<K>,
-    queue: Arc<dyn Queue<K>>,
+    queue: Arc<dyn Fifo<K>>,
     block_deltas: Mutex<()>,
 }
 
@@ -147,7 +147,7 @@ pub struct SharedIndexInformer<K> {
     lifecycle: Mutex<Lifecycle<K>>,
     options: InformerOptions,
     running: AtomicBool,
-    controller: Mutex<Option<Arc<Controller<K>>>>,
+    controller: Mutex<Option<Arc<InformerController<K>>>>,
 }
 
 impl<K> fmt::Debug for SharedIndexInformer<K> {
@@ -172,7 +172,7 @@ where
     /// Like [`SharedIndexInformer::new`] with a shared lister-watcher.
     pub fn from_arc(lister_watcher: Arc<dyn ListerWatcher<K>>, options: InformerOptions) -> Self {
         let indexer = Indexer::new();
-        let queue: Arc<dyn Queue<K>> = match options.queue {
+        let queue: Arc<dyn Fifo<K>> = match options.queue {
             QueueKind::RealFifo => Arc::new(RealFifo::new(RealFifoOptions::default())),
             QueueKind::DeltaFifo => Arc::new(DeltaFifo::new(DeltaFifoOptions {
                 known_objects: Some(indexer.clone()),
@@ -400,7 +400,7 @@ where
         let should = self.inner.clone();
         let processor = self.inner.clone();
         let controller = Arc::new(
-            Controller::new(Config {
+            InformerController::new(InformerControllerConfig {
                 queue: self.inner.queue.clone(),
                 lister_watcher,
                 process: Box::new(move |deltas, initial| {

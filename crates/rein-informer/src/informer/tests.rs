@@ -9,7 +9,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::processor::{Listener, Notification, Processor, determine_resync};
 use crate::testutil::cm;
-use crate::{Queue, RealFifo, ResourceEventHandlerFuncs};
+use crate::{Fifo, RealFifo, ResourceEventHandlerFuncs};
 
 #[test]
 fn resync_period_is_zero_or_at_least_the_check_period() {
@@ -29,7 +29,7 @@ fn resync_period_is_zero_or_at_least_the_check_period() {
 }
 
 fn listener(period: Duration, seen: Arc<AtomicUsize>) -> Arc<Listener<ConfigMap>> {
-    let queue: Arc<dyn Queue<ConfigMap>> = Arc::new(RealFifo::default());
+    let queue: Arc<dyn Fifo<ConfigMap>> = Arc::new(RealFifo::default());
     let handler = ResourceEventHandlerFuncs::new().on_update(move |_, _| {
         seen.fetch_add(1, Ordering::SeqCst);
     });

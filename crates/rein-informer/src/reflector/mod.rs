@@ -14,7 +14,7 @@ use rand::Rng;
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
-use crate::{Error, Indexer, ListerWatcher, Queue, WatchStream, meta_namespace_key};
+use crate::{Error, Fifo, Indexer, ListerWatcher, WatchStream, meta_namespace_key};
 
 mod backoff;
 mod retry;
@@ -96,10 +96,10 @@ impl ResourceVersionCell {
     }
 }
 
-/// Lists and watches through a [`ListerWatcher`] and writes every change into a [`Queue`].
+/// Lists and watches through a [`ListerWatcher`] and writes every change into a [`Fifo`].
 pub struct Reflector<K> {
     lister_watcher: Arc<dyn ListerWatcher<K>>,
-    queue: Arc<dyn Queue<K>>,
+    queue: Arc<dyn Fifo<K>>,
     options: ReflectorOptions,
     should_resync: Option<ShouldResyncFn>,
     transform: Option<TransformFn<K>>,
@@ -140,7 +140,7 @@ where
     /// A reflector writing into `queue`.
     pub fn new(
         lister_watcher: Arc<dyn ListerWatcher<K>>,
-        queue: Arc<dyn Queue<K>>,
+        queue: Arc<dyn Fifo<K>>,
         options: ReflectorOptions,
     ) -> Self {
         Reflector {

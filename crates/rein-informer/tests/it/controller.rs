@@ -8,11 +8,11 @@ use crate::support::*;
 use k8s_openapi::api::core::v1::ConfigMap;
 use kube_client::api::Api;
 use parking_lot::Mutex;
-use rein_informer::controller::{Config, Controller};
 use rein_informer::{
     ApiListerWatcher, DeltaFifo, DeltaFifoOptions, DeltaType, Indexer, ListWatchOptions, Requeue,
     deletion_handling_key,
 };
+use rein_informer::{InformerController, InformerControllerConfig};
 use rein_testenv::TestEnv;
 use tokio_util::sync::CancellationToken;
 
@@ -33,7 +33,7 @@ async fn run_with_retry(retry_on_error: bool) -> (usize, Vec<(DeltaType, String)
     let seen = Arc::new(Mutex::new(Vec::new()));
     let (process_store, process_failures, process_seen) =
         (store.clone(), failures.clone(), seen.clone());
-    let controller = Arc::new(Controller::new(Config {
+    let controller = Arc::new(InformerController::new(InformerControllerConfig {
         queue,
         lister_watcher: Arc::new(ApiListerWatcher::<ConfigMap>::new(
             env.client(),

@@ -550,7 +550,7 @@ async fn relist_shares_unchanged_objects_streaming() {
 /// request as hung), with how long it has waited.
 #[tokio::test]
 async fn status_shows_the_reflector_step_and_a_held_watch_request() {
-    use rein_informer::reflector::ReflectorPhase;
+    use rein_informer::ReflectorPhase;
     use rein_testenv::RequestStage;
 
     let env = TestEnv::start().await.expect("testenv");

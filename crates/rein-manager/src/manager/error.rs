@@ -2,7 +2,7 @@
 
 use std::time::Duration;
 
-use rein_controller::reconcile::BoxError;
+use rein_controller::BoxError;
 
 /// A failure to build, start or stop a [`Manager`](super::Manager).
 #[derive(Debug, thiserror::Error)]

@@ -5,8 +5,8 @@ use std::sync::Arc;
 
 use futures::FutureExt;
 
+use rein_controller::BoxError;
 use rein_controller::Runnable;
-use rein_controller::reconcile::BoxError;
 use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
 use tokio::time::Instant;

@@ -17,7 +17,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use parking_lot::Mutex;
 use rein_client::Client;
 use rein_client::cache::Cache;
-use rein_controller::reconcile::BoxError;
+use rein_controller::BoxError;
 use rein_controller::recorder::{EventRecorder, RecorderOptions};
 use rein_controller::{ControllerHost, Runnable};
 use rein_scheme::Scheme;

@@ -6,8 +6,8 @@ use std::sync::Arc;
 
 use async_trait::async_trait;
 use futures::future::BoxFuture;
+use rein_controller::BoxError;
 use rein_controller::Runnable;
-use rein_controller::reconcile::BoxError;
 use tokio_util::sync::CancellationToken;
 
 type StartFn = dyn Fn(CancellationToken) -> BoxFuture<'static, Result<(), BoxError>> + Send + Sync;

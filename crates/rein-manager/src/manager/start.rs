@@ -83,7 +83,7 @@ impl Manager {
         &self,
         stop: &CancellationToken,
         errors: &ErrorSender,
-        error_rx: &mut mpsc::UnboundedReceiver<rein_controller::reconcile::BoxError>,
+        error_rx: &mut mpsc::UnboundedReceiver<rein_controller::BoxError>,
         internal: &mut Internal,
     ) -> Result<(), Error> {
         // 1. The cache, then the servers and webhooks (probes answer while caches sync).
@@ -317,10 +317,7 @@ struct CacheRunnable(rein_client::cache::Cache);
 
 #[async_trait::async_trait]
 impl Runnable for CacheRunnable {
-    async fn start(
-        &self,
-        stop: CancellationToken,
-    ) -> Result<(), rein_controller::reconcile::BoxError> {
+    async fn start(&self, stop: CancellationToken) -> Result<(), rein_controller::BoxError> {
         self.0.start(stop).await.map_err(Into::into)
     }
 

@@ -2,11 +2,11 @@
 
 use async_trait::async_trait;
 use kube_core::DynamicObject;
-use kube_core::admission::{AdmissionRequest, AdmissionResponse};
+use kube_core::admission::AdmissionResponse;
 use kube_core::response::StatusSummary;
 
 /// An admission request as it arrives, objects untyped.
-pub type Request = AdmissionRequest<DynamicObject>;
+pub type AdmissionRequest = kube_core::admission::AdmissionRequest<DynamicObject>;
 
 /// Warnings returned to the API client alongside an admission decision.
 pub type Warnings = Vec<String>;
@@ -19,7 +19,7 @@ pub type Warnings = Vec<String>;
 #[async_trait]
 pub trait AdmissionHandler: Send + Sync + 'static {
     /// Decides on one request.
-    async fn handle(&self, req: &Request) -> AdmissionResponse;
+    async fn handle(&self, req: &AdmissionRequest) -> AdmissionResponse;
 }
 
 /// Why a request is refused: an HTTP-style code, a reason and a message for the user.
@@ -74,7 +74,7 @@ impl AdmissionError {
     }
 
     /// The response refusing `req` for this reason.
-    pub fn into_response(self, req: &Request) -> AdmissionResponse {
+    pub fn into_response(self, req: &AdmissionRequest) -> AdmissionResponse {
         let mut resp = AdmissionResponse::from(req).deny(&self.message);
         resp.result.status = Some(StatusSummary::Failure);
         resp.result.code = self.code;
@@ -87,7 +87,7 @@ impl AdmissionError {
 }
 
 /// The response allowing `req` (`status.code` 200), with `warnings` if any.
-pub fn allowed(req: &Request, warnings: Warnings) -> AdmissionResponse {
+pub fn allowed(req: &AdmissionRequest, warnings: Warnings) -> AdmissionResponse {
     let mut resp = AdmissionResponse::from(req);
     resp.result.code = 200;
     if !warnings.is_empty() {

@@ -29,7 +29,7 @@ mod tests;
 mod tls;
 mod typed;
 
-pub use admission::{AdmissionError, AdmissionHandler, Request, Warnings, allowed};
+pub use admission::{AdmissionError, AdmissionHandler, AdmissionRequest, Warnings, allowed};
 pub use client::{AdmissionClient, review_request};
 pub use error::Error;
 pub use kube_core::admission::{AdmissionResponse, AdmissionReview, Operation};

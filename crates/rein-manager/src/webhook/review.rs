@@ -12,7 +12,7 @@ use hyper::{Method, Response, StatusCode};
 use kube_core::DynamicObject;
 use kube_core::admission::{AdmissionResponse, AdmissionReview};
 
-use super::admission::{AdmissionHandler, Request, unreadable};
+use super::admission::{AdmissionHandler, AdmissionRequest, unreadable};
 use crate::healthz::http::{Body, text};
 
 /// The largest review body accepted: controller-runtime's 7 MiB.
@@ -89,7 +89,7 @@ pub(crate) async fn decide(handler: Arc<dyn AdmissionHandler>, body: &[u8]) -> A
             format!("unsupported AdmissionReview apiVersion {api_version:?}"),
         );
     }
-    let request: Request = match review.try_into() {
+    let request: AdmissionRequest = match review.try_into() {
         Ok(request) => request,
         Err(_) => {
             return unreadable(

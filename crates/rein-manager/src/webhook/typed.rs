@@ -12,7 +12,7 @@ use kube_core::{DynamicObject, Resource};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 
-use super::admission::{AdmissionError, AdmissionHandler, Request, Warnings, allowed};
+use super::admission::{AdmissionError, AdmissionHandler, AdmissionRequest, Warnings, allowed};
 
 /// The object bound of the typed webhooks: a static Kubernetes type (de)serialisable as JSON.
 pub trait WebhookObject:
@@ -107,7 +107,7 @@ impl<K: WebhookObject, D: CustomDefaulter<K>> DefaultingWebhook<K, D> {
         }
     }
 
-    async fn decide(&self, req: &Request) -> Result<AdmissionResponse, AdmissionError> {
+    async fn decide(&self, req: &AdmissionRequest) -> Result<AdmissionResponse, AdmissionError> {
         // Deletes (and connects) carry nothing to default.
         if matches!(req.operation, Operation::Delete | Operation::Connect) {
             return Ok(allowed(req, Vec::new()));
@@ -137,7 +137,7 @@ impl<K: WebhookObject, D: CustomDefaulter<K>> DefaultingWebhook<K, D> {
 
 #[async_trait]
 impl<K: WebhookObject, D: CustomDefaulter<K>> AdmissionHandler for DefaultingWebhook<K, D> {
-    async fn handle(&self, req: &Request) -> AdmissionResponse {
+    async fn handle(&self, req: &AdmissionRequest) -> AdmissionResponse {
         match self.decide(req).await {
             Ok(resp) => resp,
             Err(err) => err.into_response(req),
@@ -168,7 +168,7 @@ impl<K: WebhookObject, V: CustomValidator<K>> ValidatingWebhook<K, V> {
         }
     }
 
-    async fn decide(&self, req: &Request) -> Result<Warnings, AdmissionError> {
+    async fn decide(&self, req: &AdmissionRequest) -> Result<Warnings, AdmissionError> {
         match req.operation {
             Operation::Create => {
                 let obj = typed_object::<K>(req.object.as_ref(), "object")?;
@@ -190,7 +190,7 @@ impl<K: WebhookObject, V: CustomValidator<K>> ValidatingWebhook<K, V> {
 
 #[async_trait]
 impl<K: WebhookObject, V: CustomValidator<K>> AdmissionHandler for ValidatingWebhook<K, V> {
-    async fn handle(&self, req: &Request) -> AdmissionResponse {
+    async fn handle(&self, req: &AdmissionRequest) -> AdmissionResponse {
         match self.decide(req).await {
             Ok(warnings) => allowed(req, warnings),
             Err(err) => err.into_response(req),

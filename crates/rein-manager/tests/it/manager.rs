@@ -9,7 +9,7 @@ use k8s_openapi::api::core::v1::{Event, Pod};
 use kube_client::Api;
 use kube_client::api::PostParams;
 use parking_lot::Mutex;
-use rein_controller::reconcile::BoxError;
+use rein_controller::BoxError;
 use rein_manager::leaderelection::LeaderElectionConfig;
 use rein_manager::{Error, LeaderElectionOptions, Manager, Options, RunnableFn};
 use rein_testenv::TestEnv;

@@ -15,8 +15,8 @@ use k8s_openapi::api::core::v1::ConfigMap;
 use proptest::prelude::*;
 use proptest::test_runner::TestRunner;
 use rein_manager::webhook::{
-    AdmissionClient, AdmissionError, AdmissionHandler, AdmissionResponse, CustomDefaulter,
-    CustomValidator, GeneratedCertificates, Operation, Request, Warnings, WebhookServer,
+    AdmissionClient, AdmissionError, AdmissionHandler, AdmissionRequest, AdmissionResponse,
+    CustomDefaulter, CustomValidator, GeneratedCertificates, Operation, Warnings, WebhookServer,
     WebhookServerOptions, allowed, review_request,
 };
 use serde_json::{Value, json};
@@ -77,7 +77,7 @@ struct AllowAll;
 
 #[async_trait]
 impl AdmissionHandler for AllowAll {
-    async fn handle(&self, req: &Request) -> AdmissionResponse {
+    async fn handle(&self, req: &AdmissionRequest) -> AdmissionResponse {
         allowed(req, Vec::new())
     }
 }

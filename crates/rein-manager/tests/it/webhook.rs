@@ -9,8 +9,8 @@ use async_trait::async_trait;
 use k8s_openapi::api::core::v1::ConfigMap;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use rein_manager::webhook::{
-    AdmissionClient, AdmissionError, AdmissionHandler, AdmissionResponse, CustomDefaulter,
-    CustomValidator, GeneratedCertificates, Operation, Request, Warnings, WebhookServer,
+    AdmissionClient, AdmissionError, AdmissionHandler, AdmissionRequest, AdmissionResponse,
+    CustomDefaulter, CustomValidator, GeneratedCertificates, Operation, Warnings, WebhookServer,
     WebhookServerOptions, review_request,
 };
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
@@ -84,7 +84,7 @@ struct Panicker;
 
 #[async_trait]
 impl AdmissionHandler for Panicker {
-    async fn handle(&self, _req: &Request) -> AdmissionResponse {
+    async fn handle(&self, _req: &AdmissionRequest) -> AdmissionResponse {
         panic!("handler bug");
     }
 }

@@ -135,7 +135,7 @@ impl TypeInfo {
 ///
 /// ```
 /// use k8s_openapi::api::core::v1::Pod;
-/// use rein_scheme::{GroupVersionKind, Scheme, scheme::builtins};
+/// use rein_scheme::{GroupVersionKind, Scheme, builtins};
 ///
 /// let mut scheme = Scheme::new();
 /// builtins::core_v1::add_to_scheme(&mut scheme);
