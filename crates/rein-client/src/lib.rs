@@ -53,25 +53,45 @@ pub use options::{
 #[doc(inline)]
 pub use rein_scheme::{GroupVersionKind, GroupVersionResource, ObjectKey, Scheme};
 
+/// How [`kube_client()`] stacks its layers over kube-client.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct KubeClientOptions {
+    /// Deadlines of every request ([`timeout::RequestTimeoutLayer`], outermost).
+    pub timeouts: timeout::RequestTimeouts,
+    /// client-go's client-side QPS/burst limiter ([`limiter::RateLimitLayer`]) for every request
+    /// but watches, each retry included; `None` (the default) sends at once.
+    /// controller-runtime's `GetConfig` sets 20 QPS with a burst of 30
+    /// ([`limiter::RateLimitConfig::default`]).
+    pub rate_limit: Option<limiter::RateLimitConfig>,
+}
+
 /// A kube-client for `config` as rein's manager uses it: kube-client's own retry (up to 15
 /// retries, backing off to 1,000 s) replaced by client-go's ([`retry::RetryAfterLayer`]: only
-/// what the server asks for with `Retry-After`, at most 10 times), and every request, retries
-/// included, bounded by `timeouts` ([`timeout::RequestTimeoutLayer`], outermost). Every attempt
-/// is recorded in client-go's `rest_client_*` metrics ([`metrics::RestClientMetricsLayer`]).
+/// what the server asks for with `Retry-After`, at most 10 times), each attempt waiting for the
+/// client-side limiter when [`KubeClientOptions::rate_limit`] is set, and every request, retries
+/// and waits included, bounded by [`KubeClientOptions::timeouts`]. Every attempt is recorded in
+/// client-go's `rest_client_*` metrics ([`metrics::RestClientMetricsLayer`]).
+///
+/// To add layers of your own (tracing, a different retry), build the client yourself from
+/// kube-client's `ClientBuilder` with these layers and give it to the manager.
 pub fn kube_client(
     config: kube_client::Config,
-    timeouts: timeout::RequestTimeouts,
+    options: KubeClientOptions,
 ) -> Result<kube_client::Client, kube_client::Error> {
     let mut config = config;
     config.default_retry = false;
     let host = metrics::RestClientMetricsLayer::host_of(&config.cluster_url);
+    let limits = options
+        .rate_limit
+        .unwrap_or_else(limiter::RateLimitConfig::disabled);
     let builder = kube_client::client::ClientBuilder::try_from(config)?;
     Ok(builder
         // Innermost: every attempt the retry layer makes is counted, as client-go counts them.
         .with_layer(&metrics::RestClientMetricsLayer::new(host))
-        // The retry layer sends a request again, so needs a service it can clone.
+        // The limiter and the retry layer send a request on, so need a service they can clone.
         .with_layer(&tower::buffer::BufferLayer::new(1024))
+        .with_layer(&limiter::RateLimitLayer::new(limits))
         .with_layer(&retry::RetryAfterLayer::default())
-        .with_layer(&timeout::RequestTimeoutLayer::new(timeouts))
+        .with_layer(&timeout::RequestTimeoutLayer::new(options.timeouts))
         .build())
 }

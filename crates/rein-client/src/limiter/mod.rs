@@ -55,7 +55,7 @@ impl RateLimitConfig {
 /// A tower layer applying a [`RateLimitConfig`] to every request except watches.
 ///
 /// The wrapped service must be `Clone` (put a `tower::buffer::Buffer` under it if it is not;
-/// [`kube_client_with_limits`] does this).
+/// [`crate::kube_client()`] does this).
 #[derive(Debug, Clone)]
 pub struct RateLimitLayer {
     limiter: Option<Limiter>,
@@ -124,16 +124,4 @@ where
             inner.oneshot(request).await.map_err(Into::into)
         })
     }
-}
-
-/// A kube-client with the request limiter installed.
-pub fn kube_client_with_limits(
-    config: kube_client::Config,
-    limits: RateLimitConfig,
-) -> Result<kube_client::Client, kube_client::Error> {
-    let builder = kube_client::client::ClientBuilder::try_from(config)?;
-    Ok(builder
-        .with_layer(&tower::buffer::BufferLayer::new(1024))
-        .with_layer(&RateLimitLayer::new(limits))
-        .build())
 }

@@ -415,9 +415,12 @@ async fn dry_run_and_field_owner_options() {
 #[tokio::test]
 async fn the_limiter_layer_sits_under_a_working_client() {
     let env = rein_testenv::TestEnv::start().await.unwrap();
-    let kube = rein_client::limiter::kube_client_with_limits(
+    let kube = rein_client::kube_client(
         env.config(),
-        rein_client::limiter::RateLimitConfig::new(1000.0, 5),
+        rein_client::KubeClientOptions {
+            rate_limit: Some(rein_client::limiter::RateLimitConfig::new(1000.0, 5)),
+            ..Default::default()
+        },
     )
     .unwrap();
     let client = rein_client::Client::new(kube);

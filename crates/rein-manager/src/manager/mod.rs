@@ -10,6 +10,7 @@ mod start;
 #[cfg(test)]
 mod tests;
 
+use std::fmt;
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -88,6 +89,7 @@ impl Manager {
         ManagerBuilder {
             config,
             options: Options::default(),
+            kube: None,
         }
     }
 
@@ -216,10 +218,20 @@ impl ControllerHost for Manager {
 }
 
 /// Builds a [`Manager`]: `Manager::builder(config).options(options).build().await`.
-#[derive(Debug)]
 pub struct ManagerBuilder {
     config: kube_client::Config,
     options: Options,
+    kube: Option<kube_client::Client>,
+}
+
+impl fmt::Debug for ManagerBuilder {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ManagerBuilder")
+            .field("cluster_url", &self.config.cluster_url)
+            .field("options", &self.options)
+            .field("own_kube_client", &self.kube.is_some())
+            .finish()
+    }
 }
 
 impl ManagerBuilder {
@@ -229,10 +241,25 @@ impl ManagerBuilder {
         self
     }
 
+    /// Uses `client` for every request the manager makes (its client, cache and leader
+    /// election) instead of building one from the config: for a client with tower layers of
+    /// your own (tracing, auth, a proxy). Build it from `rein_client::kube_client` to keep
+    /// rein's retry, limiter, timeouts and metrics, or from kube-client's `ClientBuilder` with
+    /// the layers you choose; [`Options::request_timeouts`] and [`Options::rate_limit`] then do
+    /// not apply, since they shape the client rein builds.
+    pub fn kube_client(mut self, client: kube_client::Client) -> Self {
+        self.kube = Some(client);
+        self
+    }
+
     /// Builds the client, the cache and the manager. Nothing runs until
     /// [`Manager::start`].
     pub async fn build(self) -> Result<Manager, Error> {
-        let ManagerBuilder { config, options } = self;
+        let ManagerBuilder {
+            config,
+            options,
+            kube,
+        } = self;
         if let Some(le) = &options.leader_election {
             if le.id.is_empty() {
                 return Err(Error::MissingLeaderElectionId);
@@ -253,8 +280,17 @@ impl ManagerBuilder {
             )),
             None => None,
         };
-        let kube = rein_client::kube_client(config.clone(), options.request_timeouts)
-            .map_err(Error::Client)?;
+        let kube = match kube {
+            Some(kube) => kube,
+            None => rein_client::kube_client(
+                config.clone(),
+                rein_client::KubeClientOptions {
+                    timeouts: options.request_timeouts,
+                    rate_limit: options.rate_limit,
+                },
+            )
+            .map_err(Error::Client)?,
+        };
         let scheme = options
             .scheme
             .clone()

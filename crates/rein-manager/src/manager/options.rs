@@ -7,6 +7,7 @@ use std::time::Duration;
 
 use rein_client::ClientOptions;
 use rein_client::cache::CacheOptions;
+use rein_client::limiter::RateLimitConfig;
 use rein_client::timeout::RequestTimeouts;
 use rein_scheme::Scheme;
 
@@ -51,6 +52,11 @@ pub struct Options {
     /// controller's `cache_sync_timeout`; a replica whose caches cannot sync fails and is
     /// restarted rather than sitting unready). `None` waits until stopped.
     pub cache_sync_timeout: Option<Duration>,
+    /// client-go's client-side QPS/burst limiter on every request but watches (default: off;
+    /// controller-runtime's `GetConfig` sets 20 QPS with a burst of 30, which is
+    /// `Some(RateLimitConfig::default())`). A reconcile waiting for a token waits inside its
+    /// request, within [`Options::request_timeouts`].
+    pub rate_limit: Option<RateLimitConfig>,
 }
 
 impl Default for Options {
@@ -66,6 +72,7 @@ impl Default for Options {
             graceful_shutdown_timeout: Some(Duration::from_secs(30)),
             request_timeouts: RequestTimeouts::default(),
             cache_sync_timeout: Some(Duration::from_secs(120)),
+            rate_limit: None,
         }
     }
 }
@@ -142,6 +149,12 @@ impl Options {
     /// Sets how long `start` waits for the caches to sync (`None`: until stopped).
     pub fn cache_sync_timeout(mut self, timeout: Option<Duration>) -> Self {
         self.cache_sync_timeout = timeout;
+        self
+    }
+
+    /// Turns on the client-side limiter ([`Options::rate_limit`]).
+    pub fn rate_limit(mut self, limits: RateLimitConfig) -> Self {
+        self.rate_limit = Some(limits);
         self
     }
 

@@ -773,3 +773,80 @@ async fn start_fails_when_the_caches_do_not_sync_in_time() {
         "waiting for the caches to sync: not synced after 1s"
     );
 }
+
+/// `Options::rate_limit` puts client-go's QPS/burst limiter on the manager's client: with a
+/// burst of 1 at 20 QPS, eleven reads cannot take less than half a second.
+#[tokio::test]
+async fn the_rate_limit_option_paces_the_managers_requests() {
+    use k8s_openapi::api::core::v1::ConfigMap;
+    use rein_client::ObjectKey;
+    use rein_client::limiter::RateLimitConfig;
+
+    let env = TestEnv::start().await.expect("testenv");
+    let mgr = manager(
+        &env,
+        Options::default().rate_limit(RateLimitConfig::new(20.0, 1)),
+    )
+    .await;
+    let path = "/api/v1/namespaces/default/configmaps/paced";
+    let started = std::time::Instant::now();
+    for _ in 0..11 {
+        let err = mgr
+            .api_reader()
+            .get::<ConfigMap>(&ObjectKey::new("default", "paced"))
+            .await
+            .expect_err("not found");
+        assert!(err.is_not_found(), "{err}");
+    }
+    let took = started.elapsed();
+    assert!(took >= Duration::from_millis(500), "not paced: {took:?}");
+    assert_eq!(env.requests().iter().filter(|r| r.path == path).count(), 11);
+}
+
+/// A manager built on a kube-client the user made sends every request through it, with the
+/// user's own tower layers.
+#[tokio::test]
+async fn a_manager_uses_the_kube_client_it_is_given() {
+    use k8s_openapi::api::core::v1::ConfigMap;
+    use rein_client::ObjectKey;
+
+    let env = TestEnv::start().await.expect("testenv");
+    let seen = Arc::new(Mutex::new(Vec::<String>::new()));
+    let log = seen.clone();
+    let layer = tower::util::MapRequestLayer::new(move |req: http::Request<_>| {
+        log.lock().push(req.uri().path().to_owned());
+        req
+    });
+    let kube = kube_client::client::ClientBuilder::try_from(env.config())
+        .expect("client builder")
+        .with_layer(&layer)
+        .build();
+    let mgr = Manager::builder(env.config())
+        .kube_client(kube)
+        .build()
+        .await
+        .expect("manager builds");
+    let path = "/api/v1/namespaces/default/configmaps/mine";
+    let err = mgr
+        .api_reader()
+        .get::<ConfigMap>(&ObjectKey::new("default", "mine"))
+        .await
+        .expect_err("not found");
+    assert!(err.is_not_found(), "{err}");
+    assert!(seen.lock().iter().any(|p| p == path), "{:?}", seen.lock());
+
+    // The cache lists through it too.
+    let (stop, running) = spawn_start(&mgr);
+    mgr.elected().await;
+    mgr.client()
+        .list::<ConfigMap>(&rein_client::ListOptions::default().namespace("default"))
+        .await
+        .expect("a cached list");
+    assert!(
+        seen.lock().iter().any(|p| p == "/api/v1/configmaps"),
+        "{:?}",
+        seen.lock()
+    );
+    stop.cancel();
+    running.await.expect("manager task").expect("manager stops");
+}
