@@ -61,7 +61,7 @@ pub use metrics::{
     CounterMetric, DepthMetricWithPriority, GaugeMetric, HistogramMetric, MetricsProvider,
     NoopMetricsProvider, SettableGaugeMetric, global_metrics_provider, set_global_metrics_provider,
 };
-pub use priority::{AddOptions, PriorityQueue, PriorityQueueConfig};
+pub use priority::{AddOptions, ItemSnapshot, ItemState, PriorityQueue, PriorityQueueConfig};
 pub use queue::{Queue, QueueConfig};
 pub use rate_limiter::{
     BucketRateLimiter, ExponentialFailureRateLimiter, ItemFastSlowRateLimiter, MaxOfRateLimiter,

@@ -7,6 +7,7 @@
 //! its place in the order but is parked outside the ready tree until `done` puts it back.
 
 mod config;
+mod snapshot;
 #[cfg(test)]
 mod tests;
 
@@ -22,6 +23,7 @@ use tokio::sync::Notify;
 use tokio::time::Instant;
 
 pub use config::{AddOptions, PriorityQueueConfig};
+pub use snapshot::{ItemSnapshot, ItemState};
 
 use crate::key::{Hashed, Key, PassThrough};
 use crate::limiter::add_saturating;
@@ -92,6 +94,8 @@ struct State<T> {
 struct Entry {
     /// Handed out and not yet done.
     locked: bool,
+    /// When it was handed out, while locked.
+    handed_out: Option<Instant>,
     /// Where the item is queued, if it is.
     queued: Option<Queued>,
     times: ItemTimes,
@@ -199,6 +203,7 @@ impl<T: Item> PriorityQueue<T> {
             if !state.items.contains_key(&item) {
                 let entry = Entry {
                     locked: false,
+                    handed_out: None,
                     queued: None,
                     times: ItemTimes::default(),
                 };
@@ -346,6 +351,7 @@ impl<T: Item> PriorityQueue<T> {
         if let Some(entry) = state.items.get_mut(&item) {
             entry.queued = None;
             entry.locked = true;
+            entry.handed_out = Some(Instant::now());
             if let Some(metrics) = &shared.metrics {
                 metrics.got(&mut entry.times, Instant::now(), priority);
             }
@@ -371,6 +377,7 @@ impl<T: Item> PriorityQueue<T> {
                 return;
             }
             entry.locked = false;
+            entry.handed_out = None;
             state.locked -= 1;
             if let Some(metrics) = &shared.metrics {
                 metrics.done(&mut entry.times, Instant::now());
@@ -409,6 +416,76 @@ impl<T: Item> PriorityQueue<T> {
     /// How many failures of `item` the rate limiter tracks.
     pub fn num_requeues(&self, item: &T) -> u32 {
         self.shared.limiter.num_requeues(item)
+    }
+
+    /// Every item the queue knows, in the order it would hand the ready ones out (ready first,
+    /// then in flight, then waiting by ready time), with its priority and its failure count.
+    /// Takes the queue's lock once, for a copy of the items; meant for debug endpoints and
+    /// tests, not for hot paths.
+    pub fn snapshot(&self) -> Vec<ItemSnapshot<T>> {
+        let now = Instant::now();
+        let mut items: Vec<(u8, u64, ItemSnapshot<T>)> = {
+            let state = lock(&self.shared.state);
+            state
+                .items
+                .iter()
+                .map(|(key, entry)| {
+                    let (rank, order, item_state) = match (entry.locked, entry.queued) {
+                        (true, queued) => (
+                            1,
+                            entry.handed_out.map_or(0, |t| {
+                                u64::try_from(now.saturating_duration_since(t).as_nanos())
+                                    .map_or(0, |n| u64::MAX - n)
+                            }),
+                            ItemState::InFlight {
+                                for_: entry
+                                    .handed_out
+                                    .map_or(Duration::ZERO, |t| now.saturating_duration_since(t)),
+                                requeued: queued.is_some(),
+                            },
+                        ),
+                        (
+                            false,
+                            Some(Queued {
+                                ready_at: Some(at),
+                                sequence,
+                                ..
+                            }),
+                        ) => (
+                            2,
+                            sequence,
+                            ItemState::Waiting {
+                                ready_in: at.saturating_duration_since(now),
+                            },
+                        ),
+                        (false, Some(queued)) => (0, queued.sequence, ItemState::Ready),
+                        (false, None) => (3, 0, ItemState::Ready),
+                    };
+                    let snapshot = ItemSnapshot {
+                        item: key.item.clone(),
+                        state: item_state,
+                        priority: entry.queued.map(|q| q.priority),
+                        failures: 0,
+                    };
+                    (rank, order, snapshot)
+                })
+                .collect()
+        };
+        items.sort_by(|a, b| {
+            let key = |x: &(u8, u64, ItemSnapshot<T>)| match &x.2.state {
+                ItemState::Ready => (x.0, Reverse(x.2.priority.unwrap_or(0)), Duration::ZERO, x.1),
+                ItemState::Waiting { ready_in } => (x.0, Reverse(0), *ready_in, x.1),
+                ItemState::InFlight { .. } => (x.0, Reverse(0), Duration::ZERO, x.1),
+            };
+            key(a).cmp(&key(b))
+        });
+        items
+            .into_iter()
+            .map(|(_, _, mut snapshot)| {
+                snapshot.failures = self.shared.limiter.num_requeues(&snapshot.item);
+                snapshot
+            })
+            .collect()
     }
 
     /// Ready items, including ones re-added while in flight; waiting items are not counted.

@@ -256,3 +256,73 @@ async fn waiting_item_in_flight_is_parked_when_it_becomes_ready() {
     queue.done(&a);
     assert_eq!(queue.get().await, Some("a"));
 }
+
+#[tokio::test(start_paused = true)]
+async fn a_snapshot_shows_ready_in_flight_and_backing_off_items() {
+    let q: PriorityQueue<&str> = PriorityQueue::new();
+    q.add_with_opts(AddOptions::priority(-10), "low");
+    q.add_with_opts(AddOptions::priority(5), "high");
+    q.add("busy");
+    q.add_with_opts(AddOptions::priority(5), "first");
+    // "high" and "first" share priority 5: FIFO within it.
+    assert_eq!(q.get().await, Some("high"));
+    tokio::time::advance(Duration::from_secs(2)).await;
+    q.add_rate_limited("failing");
+    q.add_rate_limited("failing");
+    q.add_after("later", Duration::from_secs(30));
+
+    let snapshot = q.snapshot();
+    let view: Vec<(&str, ItemState, Option<i32>, u32)> = snapshot
+        .iter()
+        .map(|s| (s.item, s.state.clone(), s.priority, s.failures))
+        .collect();
+    assert_eq!(
+        view,
+        vec![
+            ("first", ItemState::Ready, Some(5), 0),
+            ("busy", ItemState::Ready, Some(0), 0),
+            ("low", ItemState::Ready, Some(-10), 0),
+            (
+                "high",
+                ItemState::InFlight {
+                    for_: Duration::from_secs(2),
+                    requeued: false
+                },
+                None,
+                0
+            ),
+            (
+                "failing",
+                ItemState::Waiting {
+                    ready_in: Duration::from_millis(5)
+                },
+                Some(0),
+                2
+            ),
+            (
+                "later",
+                ItemState::Waiting {
+                    ready_in: Duration::from_secs(30)
+                },
+                Some(0),
+                0
+            ),
+        ]
+    );
+    q.add("high");
+    assert!(matches!(
+        q.snapshot()
+            .iter()
+            .find(|s| s.item == "high")
+            .map(|s| &s.state),
+        Some(ItemState::InFlight { requeued: true, .. })
+    ));
+    q.done(&"high");
+    assert_eq!(
+        q.snapshot()
+            .iter()
+            .find(|s| s.item == "high")
+            .map(|s| &s.state),
+        Some(&ItemState::Ready)
+    );
+}
