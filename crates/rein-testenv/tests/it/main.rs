@@ -19,4 +19,5 @@ mod paging;
 mod prop_config;
 mod prop_patch;
 mod prop_requests;
+mod protocol;
 mod watch;
