@@ -14,7 +14,7 @@ use serde_json::json;
 
 use super::body::{self, Body};
 use super::route::{self, Route};
-use super::{State, discovery, objects};
+use super::{State, aggregated, discovery, objects};
 use crate::requests::{RequestRecord, RequestStage};
 use crate::status::ApiError;
 
@@ -137,6 +137,16 @@ async fn answer(state: &Arc<State>, req: Request<Incoming>, path: &str) -> Respo
     match route {
         Route::Version => body::json(200, &discovery::version()),
         Route::Health => body::text(200, "ok"),
+        Route::CoreVersions | Route::Groups
+            if aggregated::negotiate(header_str(&req, header::ACCEPT))
+                == aggregated::Format::Aggregated =>
+        {
+            let document = match route {
+                Route::CoreVersions => aggregated::core(&state.catalogue),
+                _ => aggregated::groups(&state.catalogue),
+            };
+            aggregated::respond(&document, header_str(&req, header::IF_NONE_MATCH))
+        }
         Route::CoreVersions => body::json(
             200,
             &json!({
@@ -173,4 +183,9 @@ async fn answer(state: &Arc<State>, req: Request<Incoming>, path: &str) -> Respo
         }
         Route::Resource(target) => objects::handle(state, req, target).await,
     }
+}
+
+/// A request header as text, if present and printable.
+fn header_str<B>(req: &Request<B>, name: header::HeaderName) -> Option<&str> {
+    req.headers().get(name).and_then(|v| v.to_str().ok())
 }

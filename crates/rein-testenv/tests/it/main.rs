@@ -9,6 +9,7 @@ mod crd;
 mod crud;
 mod defaults;
 mod deletion;
+mod discovery;
 mod faults;
 mod field_selectors;
 mod future_rv;
