@@ -14,7 +14,7 @@ use serde_json::json;
 
 use super::body::{self, Body};
 use super::route::{self, Route};
-use super::{State, aggregated, discovery, objects};
+use super::{State, aggregated, discovery, health, objects};
 use crate::requests::{RequestRecord, RequestStage};
 use crate::status::ApiError;
 
@@ -136,7 +136,7 @@ async fn answer(state: &Arc<State>, req: Request<Incoming>, path: &str) -> Respo
     }
     match route {
         Route::Version => body::json(200, &discovery::version()),
-        Route::Health => body::text(200, "ok"),
+        Route::Health => health::answer(path, req.uri().query()),
         Route::CoreVersions | Route::Groups
             if aggregated::negotiate(header_str(&req, header::ACCEPT))
                 == aggregated::Format::Aggregated =>

@@ -162,15 +162,8 @@ async fn start(
         kind: def.kind.clone(),
         table: table.then(|| def.clone()),
     };
-    let initial_events = q.send_initial_events;
-    if initial_events && q.resource_version_match.as_deref() != Some("NotOlderThan") {
-        return Err(ApiError::invalid(
-            def,
-            "",
-            "resourceVersionMatch",
-            "Forbidden: sendInitialEvents requires setting resourceVersionMatch to NotOlderThan",
-        ));
-    }
+    super::options::check_watch(q)?;
+    let initial_events = q.send_initial_events == Some(true);
     let requested = list_handler::requested_rv(q)?;
     let start = match requested {
         None => WatchStart::Now,
