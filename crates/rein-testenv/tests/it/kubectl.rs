@@ -1019,10 +1019,22 @@ fn apiserver_flag_too_large_rv_wait() {
 fn api_resources_use_aggregated_discovery() {
     let server = Server::start();
     server.ok(&["apply", "-f", &fixture("crontab-crd.yaml")]);
-    let output = server.run(&["api-resources", "--no-headers", "-v=8"], None);
+    // A fresh cache, so no answer is a 304 to an earlier command's `If-None-Match`.
+    let fresh = server.dir.join("fresh-cache").display().to_string();
+    let output = server.run(
+        &[
+            "api-resources",
+            "--no-headers",
+            "-v=8",
+            "--cache-dir",
+            &fresh,
+        ],
+        None,
+    );
     let stdout = String::from_utf8_lossy(&output.stdout);
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(output.status.success(), "{stderr}");
+    assert!(Path::new(&fresh).exists(), "kubectl used the fresh cache");
     assert!(
         stderr.contains(
             "Content-Type: application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList"
