@@ -63,7 +63,7 @@ pub(crate) fn negotiate(accept: Option<&str>) -> Format {
 }
 
 /// The value of parameter `name` in one `Accept` clause.
-fn param<'a>(clause: &'a str, name: &str) -> Option<&'a str> {
+pub(super) fn param<'a>(clause: &'a str, name: &str) -> Option<&'a str> {
     clause.split(';').skip(1).find_map(|p| {
         let (key, value) = p.split_once('=')?;
         key.trim()

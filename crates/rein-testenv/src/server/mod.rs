@@ -10,6 +10,7 @@ mod list;
 mod objects;
 mod options;
 mod query;
+mod represent;
 mod route;
 mod scale;
 mod table;

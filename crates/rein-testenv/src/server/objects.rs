@@ -11,6 +11,7 @@ use serde_json::{Value, json};
 
 use super::body::{self, Body};
 use super::query::Query;
+use super::represent::Representation;
 use super::route::ResourcePath;
 use super::{State, list, options, scale, watch};
 use crate::ops::{self, DeleteOpts, DeleteOutcome, Propagation, Subresource, Target, WriteOpts};
@@ -46,15 +47,17 @@ pub(crate) async fn handle(
     }
     let method = req.method().clone();
     let wants_table = super::table::wanted(req.headers());
+    let repr = Representation::negotiate(req.headers());
     let is_watch = q.watch || path.watch_prefix;
     if method == Method::GET && (path.name.is_none() || is_watch) {
         if path.subresource.is_some() {
             return body::error(&ApiError::no_route());
         }
         if is_watch {
-            return watch::serve(state, &path, &q, wants_table).await;
+            return watch::serve(state, &path, &q, wants_table, repr.partial.is_some()).await;
         }
-        return list::serve(state, &path, &q, req.headers()).await;
+        let resp = list::serve(state, &path, &q, req.headers()).await;
+        return repr.adapt(resp, &path.def).await;
     }
     let content_type = req
         .headers()
@@ -93,7 +96,7 @@ pub(crate) async fn handle(
         (Method::DELETE, None, None) => ctx.delete_collection(),
         _ => Err(ApiError::method_not_allowed()),
     };
-    match answer {
+    let resp = match answer {
         Ok(a) => {
             let mut resp = if wants_table
                 && a.code == 200
@@ -117,7 +120,8 @@ pub(crate) async fn handle(
             resp
         }
         Err(e) => body::error(&e),
-    }
+    };
+    repr.adapt(resp, &path.def).await
 }
 
 /// Whether the `Accept` header allows a JSON answer (no header, `*/*`, `application/*`,

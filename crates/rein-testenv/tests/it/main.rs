@@ -21,4 +21,5 @@ mod prop_config;
 mod prop_patch;
 mod prop_requests;
 mod protocol;
+mod representations;
 mod watch;
