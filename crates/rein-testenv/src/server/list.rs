@@ -93,8 +93,9 @@ async fn list(
     headers: &HeaderMap,
 ) -> Result<Response<Body>, ApiError> {
     let def = &path.def;
-    check_list_options(q)?;
+    // The selector is parsed while the query is decoded (400), before options are validated.
     let labels = LabelSelector::parse(q.label_selector.as_deref().unwrap_or(""))?;
+    check_list_options(q)?;
     let fields = FieldSelector::parse(
         q.field_selector.as_deref().unwrap_or(""),
         &field_labels(state, path),
