@@ -11,7 +11,7 @@ use http_body_util::{BodyExt, Empty};
 use serde_json::{Map, Value, json};
 
 use super::body::{self, Body};
-use super::discovery;
+use super::discovery::{self, StorageVersions};
 use crate::resources::Catalogue;
 
 /// The media type of the aggregated document, echoed in `Content-Type`.
@@ -73,8 +73,8 @@ pub(super) fn param<'a>(clause: &'a str, name: &str) -> Option<&'a str> {
 }
 
 /// `/api` in the aggregated form: the core group, unnamed.
-pub(crate) fn core(catalogue: &Catalogue) -> Value {
-    let versions: Vec<Value> = discovery::resource_list(catalogue, "", "v1")
+pub(crate) fn core(catalogue: &Catalogue, storage: &StorageVersions) -> Value {
+    let versions: Vec<Value> = discovery::resource_list(catalogue, storage, "", "v1")
         .map(|list| version_entry(&list, "", "v1"))
         .into_iter()
         .collect();
@@ -84,14 +84,14 @@ pub(crate) fn core(catalogue: &Catalogue) -> Value {
 }
 
 /// `/apis` in the aggregated form: every named group, versions preferred first.
-pub(crate) fn groups(catalogue: &Catalogue) -> Value {
+pub(crate) fn groups(catalogue: &Catalogue, storage: &StorageVersions) -> Value {
     let items = discovery::group_versions(catalogue)
         .into_iter()
         .map(|(group, versions)| {
             let versions: Vec<Value> = versions
                 .iter()
                 .filter_map(|version| {
-                    let list = discovery::resource_list(catalogue, &group, version)?;
+                    let list = discovery::resource_list(catalogue, storage, &group, version)?;
                     Some(version_entry(&list, &group, version))
                 })
                 .collect();

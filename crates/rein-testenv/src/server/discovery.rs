@@ -1,10 +1,57 @@
 //! Discovery documents: `/version`, `/apis`, `/apis/{group}` and the `APIResourceList`s.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 
 use serde_json::{Value, json};
 
-use crate::resources::{Catalogue, ResourceDef, compare_versions};
+use crate::resources::{Catalogue, ResKey, ResourceDef, compare_versions};
+use crate::store::Txn;
+
+/// The storage version of each custom resource (the CRD version with `storage: true`);
+/// built-in resources store their preferred version.
+#[derive(Debug, Default)]
+pub(crate) struct StorageVersions(HashMap<ResKey, String>);
+
+impl StorageVersions {
+    /// Reads the stored CRDs.
+    pub(crate) fn of_crds(txn: &Txn<'_>) -> StorageVersions {
+        let crds = ResKey {
+            group: "apiextensions.k8s.io".to_string(),
+            plural: "customresourcedefinitions".to_string(),
+        };
+        let mut map = HashMap::new();
+        for crd in txn.list(&crds, None) {
+            let text = |pointer: &str| crd.pointer(pointer).and_then(Value::as_str);
+            let (Some(group), Some(plural)) = (text("/spec/group"), text("/spec/names/plural"))
+            else {
+                continue;
+            };
+            let storage = crd
+                .pointer("/spec/versions")
+                .and_then(Value::as_array)
+                .into_iter()
+                .flatten()
+                .find(|v| v.get("storage").and_then(Value::as_bool) == Some(true))
+                .and_then(|v| v.get("name"))
+                .and_then(Value::as_str);
+            if let Some(version) = storage {
+                let key = ResKey {
+                    group: group.to_string(),
+                    plural: plural.to_string(),
+                };
+                map.insert(key, version.to_string());
+            }
+        }
+        StorageVersions(map)
+    }
+
+    fn of<'a>(&'a self, def: &'a ResourceDef) -> Option<&'a str> {
+        self.0
+            .get(&def.key())
+            .map(String::as_str)
+            .or_else(|| def.versions.first().map(String::as_str))
+    }
+}
 
 /// The Kubernetes version this server claims to be.
 pub(crate) fn version() -> Value {
@@ -71,7 +118,12 @@ pub(crate) fn group(catalogue: &Catalogue, name: &str) -> Option<Value> {
 
 /// `/api/v1` or `/apis/{group}/{version}`: top-level resources (with `storageVersionHash`),
 /// each followed by its subresources in name order, as kube-apiserver lists them.
-pub(crate) fn resource_list(catalogue: &Catalogue, group: &str, version: &str) -> Option<Value> {
+pub(crate) fn resource_list(
+    catalogue: &Catalogue,
+    storage: &StorageVersions,
+    group: &str,
+    version: &str,
+) -> Option<Value> {
     let verbs = json!([
         "create",
         "delete",
@@ -100,9 +152,8 @@ pub(crate) fn resource_list(catalogue: &Catalogue, group: &str, version: &str) -
         if !def.categories.is_empty() {
             r["categories"] = json!(def.categories);
         }
-        // The storage version is the preferred one (an approximation for the few built-ins
-        // and CRDs that store another served version).
-        let storage_version = def.versions.first().map_or(version, String::as_str);
+        // Built-ins: the preferred version (an approximation for the few that store another).
+        let storage_version = storage.of(&def).unwrap_or(version);
         r["storageVersionHash"] = json!(storage_version_hash(group, storage_version, &def.kind));
         resources.push(r);
         let mut subs = subresources(&def);

@@ -141,9 +141,10 @@ async fn answer(state: &Arc<State>, req: Request<Incoming>, path: &str) -> Respo
             if aggregated::negotiate(header_str(&req, header::ACCEPT))
                 == aggregated::Format::Aggregated =>
         {
+            let storage = discovery::StorageVersions::of_crds(&state.store.lock());
             let document = match route {
-                Route::CoreVersions => aggregated::core(&state.catalogue),
-                _ => aggregated::groups(&state.catalogue),
+                Route::CoreVersions => aggregated::core(&state.catalogue, &storage),
+                _ => aggregated::groups(&state.catalogue, &storage),
             };
             aggregated::respond(&document, header_str(&req, header::IF_NONE_MATCH))
         }
@@ -161,7 +162,8 @@ async fn answer(state: &Arc<State>, req: Request<Incoming>, path: &str) -> Respo
             None => body::error(&ApiError::no_route()),
         },
         Route::ResourceList { group, version } => {
-            match discovery::resource_list(&state.catalogue, &group, &version) {
+            let storage = discovery::StorageVersions::of_crds(&state.store.lock());
+            match discovery::resource_list(&state.catalogue, &storage, &group, &version) {
                 Some(list) => body::json(200, &list),
                 None => body::error(&ApiError::no_route()),
             }

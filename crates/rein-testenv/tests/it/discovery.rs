@@ -253,3 +253,41 @@ async fn legacy_documents_are_served_unless_aggregated_v2_is_asked_for() {
     assert_eq!(by_name("pods/log")["kind"], "Pod");
     assert!(by_name("pods/status").get("storageVersionHash").is_none());
 }
+
+/// A custom resource's `storageVersionHash` names its storage version in every served version,
+/// as apiextensions-apiserver computes it.
+#[tokio::test]
+async fn custom_resources_hash_their_storage_version() {
+    use base64::Engine as _;
+    let env = TestEnv::start().await.expect("starts");
+    let mut crd: Value =
+        serde_yaml::from_str(include_str!("../fixtures/crontab-crd.yaml")).expect("crd fixture");
+    let mut v2 = crd["spec"]["versions"][0].clone();
+    v2["name"] = json!("v2");
+    v2["storage"] = json!(false);
+    crd["spec"]["versions"]
+        .as_array_mut()
+        .expect("versions")
+        .push(v2);
+    let crd: CustomResourceDefinition = serde_json::from_value(crd).expect("crd");
+    Api::<CustomResourceDefinition>::all(env.client())
+        .create(&PostParams::default(), &crd)
+        .await
+        .expect("creates the crd");
+    let digest = ring::digest::digest(&ring::digest::SHA256, b"stable.example.com/v1/CronTab");
+    let expected = base64::engine::general_purpose::STANDARD.encode(&digest.as_ref()[..8]);
+    for version in ["v1", "v2"] {
+        let (status, _, _, list) = get(
+            &env.client(),
+            &format!("/apis/stable.example.com/{version}"),
+            "application/json",
+        )
+        .await;
+        assert_eq!(status, 200);
+        assert_eq!(
+            list["resources"][0]["storageVersionHash"],
+            json!(expected),
+            "{version}"
+        );
+    }
+}
