@@ -153,3 +153,35 @@ async fn yaml_answers() {
     assert_eq!((code, content_type.as_str()), (404, "application/yaml"));
     assert_eq!(status["reason"], "NotFound");
 }
+
+/// kube-runtime's watcher over `Api<PartialObjectMeta<K>>` lists and watches through the
+/// metadata-only forms and sees the initial objects and a later change.
+#[tokio::test]
+async fn kube_runtime_metadata_watcher() {
+    use kube_client::core::PartialObjectMeta;
+    use kube_runtime::watcher::{Config, Event, watcher};
+    let env = TestEnv::start().await.expect("starts");
+    let api: Api<ConfigMap> = Api::namespaced(env.client(), "default");
+    api.create(&PostParams::default(), &config_map("first"))
+        .await
+        .expect("creates");
+    let metadata: Api<PartialObjectMeta<ConfigMap>> = Api::namespaced(env.client(), "default");
+    let mut events = watcher(metadata, Config::default()).boxed();
+    let mut initial = Vec::new();
+    loop {
+        match events.next().await.expect("an event").expect("no error") {
+            Event::InitApply(m) => initial.extend(m.metadata.name),
+            Event::InitDone => break,
+            Event::Init => {}
+            other => panic!("unexpected {other:?}"),
+        }
+    }
+    assert_eq!(initial, ["first"]);
+    api.create(&PostParams::default(), &config_map("second"))
+        .await
+        .expect("creates");
+    match events.next().await.expect("an event").expect("no error") {
+        Event::Apply(m) => assert_eq!(m.metadata.name.as_deref(), Some("second")),
+        other => panic!("expected Apply, got {other:?}"),
+    }
+}
