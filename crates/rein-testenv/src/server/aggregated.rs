@@ -10,6 +10,7 @@ use http::{HeaderValue, Response, StatusCode, header};
 use http_body_util::{BodyExt, Empty};
 use serde_json::{Map, Value, json};
 
+use super::accept;
 use super::body::{self, Body};
 use super::discovery::{self, StorageVersions};
 use crate::resources::Catalogue;
@@ -34,24 +35,15 @@ pub(crate) fn negotiate(accept: Option<&str>) -> Format {
     let Some(accept) = accept else {
         return Format::Legacy;
     };
-    let mut clauses: Vec<(f32, usize, &str)> = accept
-        .split(',')
-        .enumerate()
-        .filter_map(|(index, clause)| {
-            let quality = param(clause, "q").map_or(Some(1.0), |q| q.parse::<f32>().ok())?;
-            (quality > 0.0).then_some((quality, index, clause))
-        })
-        .collect();
-    clauses.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
-    for (_, _, clause) in clauses {
-        let essence = clause.split(';').next().unwrap_or("").trim();
-        if !["application/json", "application/*", "*/*"]
-            .iter()
-            .any(|t| essence.eq_ignore_ascii_case(t))
-        {
+    for clause in accept::clauses(accept) {
+        if !matches!(
+            accept::essence(clause).as_str(),
+            "application/json" | "application/*" | "*/*"
+        ) {
             continue;
         }
-        match (param(clause, "g"), param(clause, "v"), param(clause, "as")) {
+        let param = |name| accept::param(clause, name);
+        match (param("g"), param("v"), param("as")) {
             (None, None, None) => return Format::Legacy,
             (Some("apidiscovery.k8s.io"), Some("v2"), Some("APIGroupDiscoveryList")) => {
                 return Format::Aggregated;
@@ -60,16 +52,6 @@ pub(crate) fn negotiate(accept: Option<&str>) -> Format {
         }
     }
     Format::Legacy
-}
-
-/// The value of parameter `name` in one `Accept` clause.
-pub(super) fn param<'a>(clause: &'a str, name: &str) -> Option<&'a str> {
-    clause.split(';').skip(1).find_map(|p| {
-        let (key, value) = p.split_once('=')?;
-        key.trim()
-            .eq_ignore_ascii_case(name)
-            .then(|| value.trim().trim_matches('"'))
-    })
 }
 
 /// `/api` in the aggregated form: the core group, unnamed.

@@ -1,6 +1,7 @@
 //! The HTTP server: accepts connections (plain or TLS), authenticates, applies injected
 //! faults, logs requests and dispatches them to the discovery, OpenAPI and resource handlers.
 
+mod accept;
 mod aggregated;
 mod body;
 mod discovery;

@@ -8,7 +8,7 @@ use http::{HeaderMap, HeaderValue, Response, header};
 use http_body_util::{BodyExt, Full};
 use serde_json::{Value, json};
 
-use super::aggregated::param;
+use super::accept::{self, param};
 use super::body::Body;
 use crate::resources::ResourceDef;
 use crate::status::ApiError;
@@ -40,22 +40,8 @@ impl Representation {
             .filter_map(|v| v.to_str().ok())
             .collect::<Vec<_>>()
             .join(",");
-        let mut clauses: Vec<(f32, usize, &str)> = accept
-            .split(',')
-            .enumerate()
-            .filter_map(|(index, clause)| {
-                let quality = param(clause, "q").map_or(Some(1.0), |q| q.parse::<f32>().ok())?;
-                (quality > 0.0).then_some((quality, index, clause))
-            })
-            .collect();
-        clauses.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
-        for (_, _, clause) in clauses {
-            let essence = clause
-                .split(';')
-                .next()
-                .unwrap_or("")
-                .trim()
-                .to_ascii_lowercase();
+        for clause in accept::clauses(&accept) {
+            let essence = accept::essence(clause);
             let yaml = match essence.as_str() {
                 "application/yaml" => true,
                 "application/json" | "application/*" | "*/*" => false,
