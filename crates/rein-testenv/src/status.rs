@@ -162,6 +162,12 @@ impl ApiError {
             "reason": self.reason,
             "code": self.code,
         });
+        if self.reason.is_empty() {
+            // `StatusReasonUnknown` is omitted, as Go's `omitempty` drops it.
+            if let Some(s) = status.as_object_mut() {
+                s.remove("reason");
+            }
+        }
         if let Some(details) = &self.details {
             status["details"] = details.clone();
         }

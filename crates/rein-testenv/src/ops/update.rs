@@ -104,6 +104,15 @@ pub(crate) fn update(
     if is_crd(def) {
         crd::prepare_update(&mut result, &old, sub == Subresource::Status)?;
     }
+    if super::is_namespace(def) {
+        // The namespace strategy resets this label on every update.
+        let labels = meta_mut(&mut result)
+            .entry("labels")
+            .or_insert_with(|| json!({}));
+        if let Some(labels) = labels.as_object_mut() {
+            labels.insert("kubernetes.io/metadata.name".into(), json!(name));
+        }
+    }
     if meta::is_deleting(&old) {
         let before = meta::finalizers(&old);
         if meta::finalizers(&result)

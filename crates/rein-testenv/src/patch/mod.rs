@@ -132,7 +132,7 @@ pub(crate) fn apply_patch(
             // half-applied (it is dropped), whereas `patch`'s undo panics on some inputs
             // (json-patch 4.2 hits `unreachable!` undoing a move of a value into itself).
             let mut doc = current.clone();
-            json_patch::patch_unsafe(&mut doc, &ops).map_err(PatchError::from_json_patch)?;
+            apply_json_patch(&mut doc, &ops).map_err(PatchError::from_json_patch)?;
             doc
         }
         PatchType::StrategicMerge => {
@@ -150,6 +150,37 @@ pub(crate) fn apply_patch(
     };
     check_result(&patched, gvk)?;
     Ok(patched)
+}
+
+/// Applies RFC 6902 operations one by one, as evanphx/json-patch (kube-apiserver's library)
+/// does: a `test` of `null` passes when the tested member is absent from an existing object
+/// (kube-runtime's finalizer helper sends exactly that before adding the first finalizer).
+fn apply_json_patch(
+    doc: &mut Value,
+    ops: &[json_patch::PatchOperation],
+) -> Result<(), json_patch::PatchError> {
+    for (index, op) in ops.iter().enumerate() {
+        if let json_patch::PatchOperation::Test(test) = op
+            && test.value.is_null()
+            && absent_member(doc, &test.path)
+        {
+            continue;
+        }
+        json_patch::patch_unsafe(doc, std::slice::from_ref(op)).map_err(|mut err| {
+            err.operation = index;
+            err
+        })?;
+    }
+    Ok(())
+}
+
+/// Whether `path` names a missing member of an object that exists.
+fn absent_member(doc: &Value, path: &json_patch::jsonptr::Pointer) -> bool {
+    let Some(parent) = path.parent() else {
+        return false;
+    };
+    doc.pointer(parent.as_str()).is_some_and(Value::is_object)
+        && doc.pointer(path.as_str()).is_none()
 }
 
 fn parse_json(body: &[u8], patch_type: &'static str) -> Result<Value, PatchError> {

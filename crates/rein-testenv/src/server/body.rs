@@ -42,7 +42,16 @@ pub(crate) fn error(err: &ApiError) -> Response<Body> {
 
 /// A plain-text response (health checks).
 pub(crate) fn text(code: u16, body: &'static str) -> Response<Body> {
-    let mut resp = Response::new(Full::new(Bytes::from_static(body.as_bytes())).boxed());
+    text_bytes(code, Bytes::from_static(body.as_bytes()))
+}
+
+/// A plain-text response built at run time.
+pub(crate) fn text_owned(code: u16, body: String) -> Response<Body> {
+    text_bytes(code, Bytes::from(body))
+}
+
+fn text_bytes(code: u16, body: Bytes) -> Response<Body> {
+    let mut resp = Response::new(Full::new(body).boxed());
     *resp.status_mut() = StatusCode::from_u16(code).unwrap_or(StatusCode::OK);
     resp.headers_mut().insert(
         header::CONTENT_TYPE,

@@ -1,10 +1,57 @@
 //! Discovery documents: `/version`, `/apis`, `/apis/{group}` and the `APIResourceList`s.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 
 use serde_json::{Value, json};
 
-use crate::resources::{Catalogue, compare_versions};
+use crate::resources::{Catalogue, ResKey, ResourceDef, compare_versions};
+use crate::store::Txn;
+
+/// The storage version of each custom resource (the CRD version with `storage: true`);
+/// built-in resources store their preferred version.
+#[derive(Debug, Default)]
+pub(crate) struct StorageVersions(HashMap<ResKey, String>);
+
+impl StorageVersions {
+    /// Reads the stored CRDs.
+    pub(crate) fn of_crds(txn: &Txn<'_>) -> StorageVersions {
+        let crds = ResKey {
+            group: "apiextensions.k8s.io".to_string(),
+            plural: "customresourcedefinitions".to_string(),
+        };
+        let mut map = HashMap::new();
+        for crd in txn.list(&crds, None) {
+            let text = |pointer: &str| crd.pointer(pointer).and_then(Value::as_str);
+            let (Some(group), Some(plural)) = (text("/spec/group"), text("/spec/names/plural"))
+            else {
+                continue;
+            };
+            let storage = crd
+                .pointer("/spec/versions")
+                .and_then(Value::as_array)
+                .into_iter()
+                .flatten()
+                .find(|v| v.get("storage").and_then(Value::as_bool) == Some(true))
+                .and_then(|v| v.get("name"))
+                .and_then(Value::as_str);
+            if let Some(version) = storage {
+                let key = ResKey {
+                    group: group.to_string(),
+                    plural: plural.to_string(),
+                };
+                map.insert(key, version.to_string());
+            }
+        }
+        StorageVersions(map)
+    }
+
+    fn of<'a>(&'a self, def: &'a ResourceDef) -> Option<&'a str> {
+        self.0
+            .get(&def.key())
+            .map(String::as_str)
+            .or_else(|| def.versions.first().map(String::as_str))
+    }
+}
 
 /// The Kubernetes version this server claims to be.
 pub(crate) fn version() -> Value {
@@ -21,8 +68,8 @@ pub(crate) fn version() -> Value {
     })
 }
 
-/// Every group's versions, preferred first.
-fn group_versions(catalogue: &Catalogue) -> BTreeMap<String, Vec<String>> {
+/// Every named group's versions, preferred first.
+pub(crate) fn group_versions(catalogue: &Catalogue) -> BTreeMap<String, Vec<String>> {
     let mut groups: BTreeMap<String, Vec<String>> = BTreeMap::new();
     for def in catalogue.all() {
         if def.group.is_empty() {
@@ -69,8 +116,14 @@ pub(crate) fn group(catalogue: &Catalogue, name: &str) -> Option<Value> {
     Some(g)
 }
 
-/// `/api/v1` or `/apis/{group}/{version}`.
-pub(crate) fn resource_list(catalogue: &Catalogue, group: &str, version: &str) -> Option<Value> {
+/// `/api/v1` or `/apis/{group}/{version}`: top-level resources (with `storageVersionHash`),
+/// each followed by its subresources in name order, as kube-apiserver lists them.
+pub(crate) fn resource_list(
+    catalogue: &Catalogue,
+    storage: &StorageVersions,
+    group: &str,
+    version: &str,
+) -> Option<Value> {
     let verbs = json!([
         "create",
         "delete",
@@ -81,7 +134,6 @@ pub(crate) fn resource_list(catalogue: &Catalogue, group: &str, version: &str) -
         "update",
         "watch"
     ]);
-    let sub_verbs = json!(["get", "patch", "update"]);
     let mut resources = Vec::new();
     for def in catalogue.all() {
         if def.group != group || !def.serves(version) {
@@ -100,26 +152,25 @@ pub(crate) fn resource_list(catalogue: &Catalogue, group: &str, version: &str) -
         if !def.categories.is_empty() {
             r["categories"] = json!(def.categories);
         }
+        // Built-ins: the preferred version (an approximation for the few that store another).
+        let storage_version = storage.of(&def).unwrap_or(version);
+        r["storageVersionHash"] = json!(storage_version_hash(group, storage_version, &def.kind));
         resources.push(r);
-        if def.status {
-            resources.push(json!({
-                "name": format!("{}/status", def.plural),
+        let mut subs = subresources(&def);
+        subs.sort_by(|a, b| a.name.cmp(b.name));
+        for sub in subs {
+            let mut r = json!({
+                "name": format!("{}/{}", def.plural, sub.name),
                 "singularName": "",
                 "namespaced": def.namespaced,
-                "kind": def.kind,
-                "verbs": sub_verbs,
-            }));
-        }
-        if def.scale.is_some() {
-            resources.push(json!({
-                "name": format!("{}/scale", def.plural),
-                "singularName": "",
-                "namespaced": def.namespaced,
-                "group": "autoscaling",
-                "version": "v1",
-                "kind": "Scale",
-                "verbs": sub_verbs,
-            }));
+            });
+            if let Some((group, version)) = sub.group_version {
+                r["group"] = json!(group);
+                r["version"] = json!(version);
+            }
+            r["kind"] = json!(sub.kind.unwrap_or(&def.kind));
+            r["verbs"] = json!(sub.verbs);
+            resources.push(r);
         }
     }
     if resources.is_empty() {
@@ -136,4 +187,85 @@ pub(crate) fn resource_list(catalogue: &Catalogue, group: &str, version: &str) -
         "groupVersion": group_version,
         "resources": resources,
     }))
+}
+
+/// kube-apiserver's `discovery.StorageVersionHash`: the first 8 bytes of the SHA-256 of
+/// `group/version/kind` (of the storage version), base64-encoded.
+fn storage_version_hash(group: &str, version: &str, kind: &str) -> String {
+    use base64::Engine as _;
+    let digest = ring::digest::digest(
+        &ring::digest::SHA256,
+        format!("{group}/{version}/{kind}").as_bytes(),
+    );
+    base64::engine::general_purpose::STANDARD.encode(&digest.as_ref()[..8])
+}
+
+/// One subresource as discovery lists it.
+struct Subresource {
+    name: &'static str,
+    /// The response kind when it is not the parent's.
+    kind: Option<&'static str>,
+    /// The response kind's group and version when not the parent's.
+    group_version: Option<(&'static str, &'static str)>,
+    verbs: &'static [&'static str],
+}
+
+const GET_PATCH_UPDATE: &[&str] = &["get", "patch", "update"];
+const CREATE: &[&str] = &["create"];
+const CREATE_GET: &[&str] = &["create", "get"];
+const PROXY: &[&str] = &["create", "delete", "get", "patch", "update"];
+
+/// The subresources kube-apiserver lists for `def`: `status` and `scale` where served, plus
+/// the fixed ones of the core kinds (listed only; most are not served here).
+fn subresources(def: &ResourceDef) -> Vec<Subresource> {
+    let sub = |name, kind, group_version, verbs| Subresource {
+        name,
+        kind,
+        group_version,
+        verbs,
+    };
+    let mut subs = Vec::new();
+    if def.status {
+        subs.push(sub("status", None, None, GET_PATCH_UPDATE));
+    }
+    if def.scale.is_some() {
+        subs.push(sub(
+            "scale",
+            Some("Scale"),
+            Some(("autoscaling", "v1")),
+            GET_PATCH_UPDATE,
+        ));
+    }
+    match (def.group.as_str(), def.plural.as_str()) {
+        ("", "pods") => subs.extend([
+            sub("attach", Some("PodAttachOptions"), None, CREATE_GET),
+            sub("binding", Some("Binding"), None, CREATE),
+            sub("ephemeralcontainers", None, None, GET_PATCH_UPDATE),
+            sub("eviction", Some("Eviction"), Some(("policy", "v1")), CREATE),
+            sub("exec", Some("PodExecOptions"), None, CREATE_GET),
+            sub("log", None, None, &["get"]),
+            sub(
+                "portforward",
+                Some("PodPortForwardOptions"),
+                None,
+                CREATE_GET,
+            ),
+            sub("proxy", Some("PodProxyOptions"), None, PROXY),
+            sub("resize", None, None, GET_PATCH_UPDATE),
+        ]),
+        ("", "nodes") => subs.push(sub("proxy", Some("NodeProxyOptions"), None, PROXY)),
+        ("", "services") => subs.push(sub("proxy", Some("ServiceProxyOptions"), None, PROXY)),
+        ("", "serviceaccounts") => subs.push(sub(
+            "token",
+            Some("TokenRequest"),
+            Some(("authentication.k8s.io", "v1")),
+            CREATE,
+        )),
+        ("", "namespaces") => subs.push(sub("finalize", None, None, &["update"])),
+        ("certificates.k8s.io", "certificatesigningrequests") => {
+            subs.push(sub("approval", None, None, GET_PATCH_UPDATE));
+        }
+        _ => {}
+    }
+    subs
 }

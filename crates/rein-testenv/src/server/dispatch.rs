@@ -14,7 +14,7 @@ use serde_json::json;
 
 use super::body::{self, Body};
 use super::route::{self, Route};
-use super::{State, discovery, objects};
+use super::{State, aggregated, discovery, health, objects};
 use crate::requests::{RequestRecord, RequestStage};
 use crate::status::ApiError;
 
@@ -136,7 +136,18 @@ async fn answer(state: &Arc<State>, req: Request<Incoming>, path: &str) -> Respo
     }
     match route {
         Route::Version => body::json(200, &discovery::version()),
-        Route::Health => body::text(200, "ok"),
+        Route::Health => health::answer(path, req.uri().query()),
+        Route::CoreVersions | Route::Groups
+            if aggregated::negotiate(header_str(&req, header::ACCEPT))
+                == aggregated::Format::Aggregated =>
+        {
+            let storage = discovery::StorageVersions::of_crds(&state.store.lock());
+            let document = match route {
+                Route::CoreVersions => aggregated::core(&state.catalogue, &storage),
+                _ => aggregated::groups(&state.catalogue, &storage),
+            };
+            aggregated::respond(&document, header_str(&req, header::IF_NONE_MATCH))
+        }
         Route::CoreVersions => body::json(
             200,
             &json!({
@@ -151,7 +162,8 @@ async fn answer(state: &Arc<State>, req: Request<Incoming>, path: &str) -> Respo
             None => body::error(&ApiError::no_route()),
         },
         Route::ResourceList { group, version } => {
-            match discovery::resource_list(&state.catalogue, &group, &version) {
+            let storage = discovery::StorageVersions::of_crds(&state.store.lock());
+            match discovery::resource_list(&state.catalogue, &storage, &group, &version) {
                 Some(list) => body::json(200, &list),
                 None => body::error(&ApiError::no_route()),
             }
@@ -173,4 +185,9 @@ async fn answer(state: &Arc<State>, req: Request<Incoming>, path: &str) -> Respo
         }
         Route::Resource(target) => objects::handle(state, req, target).await,
     }
+}
+
+/// A request header as text, if present and printable.
+fn header_str<B>(req: &Request<B>, name: header::HeaderName) -> Option<&str> {
+    req.headers().get(name).and_then(|v| v.to_str().ok())
 }

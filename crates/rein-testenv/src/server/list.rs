@@ -76,54 +76,14 @@ pub(crate) async fn wait_until_fresh(state: &State, rv: u64) -> Result<(), ApiEr
 /// `continue` (apimachinery's `ValidateListOptions`: 422 Invalid on `ListOptions`; and the
 /// storage layer's 400 for a resourceVersion beside a continue token).
 fn check_list_options(q: &Query) -> Result<(), ApiError> {
+    super::options::check_list(q)?;
     let rv = q.resource_version.as_deref().unwrap_or("");
     if q.continue_token.is_some() && !rv.is_empty() && rv != "0" {
         return Err(ApiError::bad_request(
             "specifying resource version is not allowed when using continue",
         ));
     }
-    let Some(matching) = q.resource_version_match.as_deref() else {
-        return Ok(());
-    };
-    let mut problems = Vec::new();
-    if rv.is_empty() {
-        problems.push(
-            "resourceVersionMatch: Forbidden: resourceVersionMatch is forbidden unless \
-             resourceVersion is provided"
-                .to_string(),
-        );
-    }
-    if q.continue_token.is_some() {
-        problems.push(
-            "resourceVersionMatch: Forbidden: resourceVersionMatch is forbidden when continue \
-             is provided"
-                .to_string(),
-        );
-    }
-    if matching != "Exact" && matching != "NotOlderThan" {
-        problems.push(format!(
-            "resourceVersionMatch: Unsupported value: \"{matching}\": supported values: \
-             \"Exact\", \"NotOlderThan\", \"\""
-        ));
-    }
-    if matching == "Exact" && rv == "0" {
-        problems.push(
-            "resourceVersionMatch: Forbidden: resourceVersionMatch \"exact\" is forbidden for \
-             resourceVersion \"0\""
-                .to_string(),
-        );
-    }
-    if problems.is_empty() {
-        return Ok(());
-    }
-    let message = match problems.as_slice() {
-        [one] => format!("ListOptions.meta.k8s.io \"\" is invalid: {one}"),
-        many => format!(
-            "ListOptions.meta.k8s.io \"\" is invalid: [{}]",
-            many.join(", ")
-        ),
-    };
-    Err(ApiError::new(422, "Invalid", message))
+    Ok(())
 }
 
 async fn list(
@@ -133,8 +93,9 @@ async fn list(
     headers: &HeaderMap,
 ) -> Result<Response<Body>, ApiError> {
     let def = &path.def;
-    check_list_options(q)?;
+    // The selector is parsed while the query is decoded (400), before options are validated.
     let labels = LabelSelector::parse(q.label_selector.as_deref().unwrap_or(""))?;
+    check_list_options(q)?;
     let fields = FieldSelector::parse(
         q.field_selector.as_deref().unwrap_or(""),
         &field_labels(state, path),

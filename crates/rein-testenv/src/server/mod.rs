@@ -1,12 +1,17 @@
 //! The HTTP server: accepts connections (plain or TLS), authenticates, applies injected
 //! faults, logs requests and dispatches them to the discovery, OpenAPI and resource handlers.
 
+mod accept;
+mod aggregated;
 mod body;
 mod discovery;
 mod dispatch;
+mod health;
 mod list;
 mod objects;
+mod options;
 mod query;
+mod represent;
 mod route;
 mod scale;
 mod table;

@@ -14,10 +14,15 @@ pub(crate) struct Query {
     pub(crate) watch: bool,
     pub(crate) allow_bookmarks: bool,
     pub(crate) timeout_seconds: Option<u64>,
-    pub(crate) send_initial_events: bool,
+    /// `sendInitialEvents`, when given (apimachinery validates its presence).
+    pub(crate) send_initial_events: Option<bool>,
+    /// Whether `dryRun=All` was given.
     pub(crate) dry_run: bool,
+    /// Every `dryRun` value, for validation.
+    pub(crate) dry_run_values: Vec<String>,
     pub(crate) field_manager: Option<String>,
-    pub(crate) force: bool,
+    /// `force`, when given (only apply patches may give it).
+    pub(crate) force: Option<bool>,
     pub(crate) field_validation: Option<String>,
     pub(crate) propagation_policy: Option<String>,
     pub(crate) grace_period_seconds: Option<i64>,
@@ -48,10 +53,13 @@ impl Query {
                 "timeoutSeconds" => {
                     q.timeout_seconds = Some(v.parse().map_err(|_| bad("timeoutSeconds", &v))?)
                 }
-                "sendInitialEvents" => q.send_initial_events = truthy(&v),
-                "dryRun" => q.dry_run = v == "All",
+                "sendInitialEvents" => q.send_initial_events = Some(truthy(&v)),
+                "dryRun" => {
+                    q.dry_run |= v == "All";
+                    q.dry_run_values.push(v);
+                }
                 "fieldManager" => q.field_manager = Some(v),
-                "force" => q.force = truthy(&v),
+                "force" => q.force = Some(truthy(&v)),
                 "fieldValidation" => q.field_validation = Some(v),
                 "propagationPolicy" => q.propagation_policy = Some(v),
                 "gracePeriodSeconds" => {

@@ -35,6 +35,8 @@ struct Filter {
     kind: String,
     /// Send each object as a one-row `meta.k8s.io` Table (`kubectl get -w`).
     table: Option<Arc<ResourceDef>>,
+    /// Send each object as `PartialObjectMetadata` (metadata-only watches).
+    partial: bool,
 }
 
 impl Filter {
@@ -73,7 +75,7 @@ impl Filter {
         let obj = &event.object;
         let same_version =
             obj.get("apiVersion").and_then(Value::as_str) == Some(self.api_version.as_str());
-        if kind == event.kind && self.table.is_none() && same_version {
+        if kind == event.kind && self.table.is_none() && !self.partial && same_version {
             out.extend_from_slice(event.line());
             return;
         }
@@ -81,6 +83,8 @@ impl Filter {
         if let Some(def) = &self.table {
             let table = super::table::table(def, &[obj], event.rv, None);
             let _ = serde_json::to_writer(&mut *out, &table);
+        } else if self.partial {
+            let _ = serde_json::to_writer(&mut *out, &super::represent::partial_object(obj));
         } else if same_version {
             out.extend_from_slice(event.encoded());
         } else {
@@ -94,9 +98,14 @@ impl Filter {
         if initial_end {
             meta["annotations"] = json!({"k8s.io/initial-events-end": "true"});
         }
+        let (kind, api_version) = if self.partial {
+            ("PartialObjectMetadata", "meta.k8s.io/v1")
+        } else {
+            (self.kind.as_str(), self.api_version.as_str())
+        };
         let event = json!({
             "type": "BOOKMARK",
-            "object": {"kind": self.kind, "apiVersion": self.api_version, "metadata": meta},
+            "object": {"kind": kind, "apiVersion": api_version, "metadata": meta},
         });
         let mut out = serde_json::to_vec(&event).unwrap_or_default();
         out.push(b'\n');
@@ -110,8 +119,9 @@ pub(crate) async fn serve(
     path: &ResourcePath,
     q: &Query,
     table: bool,
+    partial: bool,
 ) -> Response<Body> {
-    match start(state, path, q, table).await {
+    match start(state, path, q, table, partial).await {
         Ok(resp) => resp,
         Err(e) => body::error(&e),
     }
@@ -145,6 +155,7 @@ async fn start(
     path: &ResourcePath,
     q: &Query,
     table: bool,
+    partial: bool,
 ) -> Result<Response<Body>, ApiError> {
     let def = &path.def;
     let mut fields = q.field_selector.clone().unwrap_or_default();
@@ -161,16 +172,10 @@ async fn start(
         api_version: def.api_version(&path.version),
         kind: def.kind.clone(),
         table: table.then(|| def.clone()),
+        partial,
     };
-    let initial_events = q.send_initial_events;
-    if initial_events && q.resource_version_match.as_deref() != Some("NotOlderThan") {
-        return Err(ApiError::invalid(
-            def,
-            "",
-            "resourceVersionMatch",
-            "Forbidden: sendInitialEvents requires setting resourceVersionMatch to NotOlderThan",
-        ));
-    }
+    super::options::check_watch(q)?;
+    let initial_events = q.send_initial_events == Some(true);
     let requested = list_handler::requested_rv(q)?;
     let start = match requested {
         None => WatchStart::Now,

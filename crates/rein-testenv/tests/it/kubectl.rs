@@ -1025,3 +1025,45 @@ fn apiserver_flag_too_large_rv_wait() {
         assert!(stderr.contains("--too-large-rv-wait"), "{bad}: {stderr}");
     }
 }
+
+/// kubectl asks for aggregated discovery first: one request each for `/api` and `/apis`, no
+/// per-group-version lists, and a CRD's resource appears with its short name.
+#[test]
+fn api_resources_use_aggregated_discovery() {
+    let server = Server::start();
+    server.ok(&["apply", "-f", &fixture("crontab-crd.yaml")]);
+    // A fresh cache, so no answer is a 304 to an earlier command's `If-None-Match`.
+    let fresh = server.dir.join("fresh-cache").display().to_string();
+    let output = server.run(
+        &[
+            "api-resources",
+            "--no-headers",
+            "-v=8",
+            "--cache-dir",
+            &fresh,
+        ],
+        None,
+    );
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(output.status.success(), "{stderr}");
+    assert!(Path::new(&fresh).exists(), "kubectl used the fresh cache");
+    assert!(
+        stderr.contains(
+            "Content-Type: application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList"
+        ),
+        "{stderr}"
+    );
+    assert!(
+        !stderr.contains("/apis/apps/v1"),
+        "legacy per-version lists fetched: {stderr}"
+    );
+    let row = stdout
+        .lines()
+        .find(|l| l.starts_with("crontabs "))
+        .unwrap_or_else(|| panic!("no crontabs in {stdout}"));
+    assert_eq!(
+        row.split_whitespace().collect::<Vec<_>>(),
+        ["crontabs", "ct", "stable.example.com/v1", "true", "CronTab"]
+    );
+}
