@@ -34,10 +34,12 @@ mod runnable;
 pub mod source;
 
 pub use builder::ControllerManagedBy;
-pub use controller::{Controller, ControllerOptions, Error};
+pub use controller::{Controller, ControllerOptions, Error, QueueSnapshot, queue_snapshots};
 pub use queue::{LOW_PRIORITY, RequestQueue};
 pub use reconcile::{
     Action, BoxError, Context, Reconciler, ReconcilerFn, Request, TerminalError, is_terminal,
     reconciler_fn,
 };
+#[doc(inline)]
+pub use rein_workqueue::{ItemSnapshot, ItemState};
 pub use runnable::{ControllerHost, Runnable};

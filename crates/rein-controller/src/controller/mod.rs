@@ -2,6 +2,7 @@
 //! that hand each request to the reconciler (controller-runtime's `pkg/internal/controller`).
 
 mod error;
+mod introspect;
 mod name;
 mod options;
 #[cfg(test)]
@@ -27,6 +28,7 @@ use crate::runnable::Runnable;
 use crate::source::Source;
 
 pub use error::Error;
+pub use introspect::{QueueSnapshot, queue_snapshots};
 pub use options::ControllerOptions;
 use watch::{ErasedWatch, Watch};
 
@@ -84,19 +86,19 @@ impl Controller {
             options.rate_limiter.clone(),
             Arc::new(WorkqueueMetrics::new(name)),
         );
-        Ok(Controller {
-            inner: Arc::new(Inner {
-                name: Arc::from(name),
-                options,
-                reconcile,
-                queue,
-                metrics: ControllerMetrics::new(name),
-                watches: Mutex::new(Vec::new()),
-                running: Mutex::new(None),
-                started: AtomicBool::new(false),
-                next_reconcile_id: AtomicU64::new(1),
-            }),
-        })
+        let inner = Arc::new(Inner {
+            name: Arc::from(name),
+            options,
+            reconcile,
+            queue,
+            metrics: ControllerMetrics::new(name),
+            watches: Mutex::new(Vec::new()),
+            running: Mutex::new(None),
+            started: AtomicBool::new(false),
+            next_reconcile_id: AtomicU64::new(1),
+        });
+        introspect::track(&inner);
+        Ok(Controller { inner })
     }
 
     /// The controller's name.

@@ -514,3 +514,77 @@ async fn logs_inside_a_reconcile_carry_its_span() {
     let second = line("user log for traced id=2");
     assert!(second.contains("reconcile_id=2}"), "{second}");
 }
+
+#[tokio::test(start_paused = true)]
+async fn a_queue_snapshot_shows_waiting_in_flight_and_backing_off_requests() {
+    let release = Arc::new(Notify::new());
+    let failed = Arc::new(AtomicUsize::new(0));
+    let busy = Arc::new(AtomicUsize::new(0));
+    let (r, f, b) = (release.clone(), failed.clone(), busy.clone());
+    let c = Controller::new(
+        "introspected",
+        reconciler_fn(move |_, req: Request| {
+            let (r, f, b) = (r.clone(), f.clone(), b.clone());
+            async move {
+                match req.key.name.as_str() {
+                    "bad" => {
+                        f.fetch_add(1, Ordering::SeqCst);
+                        Err::<Action, BoxError>("always fails".into())
+                    }
+                    "busy" => {
+                        b.fetch_add(1, Ordering::SeqCst);
+                        r.notified().await;
+                        Ok(Action::done())
+                    }
+                    _ => Ok(Action::done()),
+                }
+            }
+        }),
+        ControllerOptions {
+            max_concurrent_reconciles: 1,
+            rate_limiter: Some(Arc::new(
+                rein_workqueue::ExponentialFailureRateLimiter::new(
+                    Duration::from_secs(10),
+                    Duration::from_secs(100),
+                ),
+            )),
+            ..ControllerOptions::default()
+        },
+    )
+    .unwrap();
+    c.queue().add(Request::new("ns", "bad"));
+    c.queue().add(Request::new("ns", "busy"));
+    let (stop, handle) = start(&c);
+    until(|| failed.load(Ordering::SeqCst) == 1 && busy.load(Ordering::SeqCst) == 1).await;
+    c.queue().add(Request::new("ns", "next"));
+    tokio::time::advance(Duration::from_secs(3)).await;
+
+    let snapshot = c.queue_snapshot();
+    assert_eq!(snapshot.controller, "introspected");
+    let keys =
+        |it: &mut dyn Iterator<Item = &rein_workqueue::ItemSnapshot<Request>>| -> Vec<String> {
+            it.map(|i| i.item.to_string()).collect()
+        };
+    assert_eq!(keys(&mut snapshot.waiting()), ["ns/next"]);
+    assert_eq!(keys(&mut snapshot.in_flight()), ["ns/busy"]);
+    assert_eq!(keys(&mut snapshot.backing_off()), ["ns/bad"]);
+    let json = snapshot.to_json();
+    assert_eq!(json["inFlight"][0]["key"], "ns/busy");
+    assert!(
+        json["inFlight"][0]["seconds"].as_f64().unwrap() >= 3.0,
+        "{json}"
+    );
+    assert_eq!(json["backoff"][0]["failures"], 1, "{json}");
+    let next = json["backoff"][0]["nextAttemptInSeconds"].as_f64().unwrap();
+    assert!(next > 0.0 && next <= 7.0, "{json}");
+    assert!(
+        crate::queue_snapshots()
+            .iter()
+            .any(|s| s.controller == "introspected" && s.in_flight().count() == 1),
+        "the process-wide view has it"
+    );
+
+    release.notify_one();
+    stop.cancel();
+    handle.await.unwrap().unwrap();
+}

@@ -166,6 +166,12 @@ impl RequestQueue {
         self.inner.in_flight.load(Ordering::SeqCst)
     }
 
+    /// Every request the queue holds and where it is (ready, in flight, waiting), with its
+    /// priority and failure count; see [`rein_workqueue::PriorityQueue::snapshot`].
+    pub fn snapshot(&self) -> Vec<rein_workqueue::ItemSnapshot<Request>> {
+        self.inner.queue.snapshot()
+    }
+
     /// Stops the queue: waiting `get`s return `None` at once; later adds are ignored.
     pub fn shut_down(&self) {
         self.inner.queue.shut_down();

@@ -19,5 +19,5 @@ mod workqueue;
 
 pub use encode::{SharedRegistry, encode};
 pub use error::Error;
-pub use server::{MetricsServer, MetricsServerOptions};
+pub use server::{DEBUG_QUEUES_PATH, MetricsServer, MetricsServerOptions};
 pub use workqueue::WorkqueueMetrics;

@@ -14,6 +14,9 @@ use super::encode::{SharedRegistry, encode};
 use super::error::Error;
 use crate::healthz::http::{self, Handler};
 
+/// Where [`MetricsServerOptions::debug_queues`] serves the controllers' queues.
+pub const DEBUG_QUEUES_PATH: &str = "/debug/queues";
+
 /// The OpenMetrics content type prometheus-client's text encoder produces.
 const CONTENT_TYPE: &str = "application/openmetrics-text; version=1.0.0; charset=utf-8";
 
@@ -26,6 +29,11 @@ pub struct MetricsServerOptions {
     pub path: String,
     /// The user's own registries, encoded after the process-wide one.
     pub extra_registries: Vec<SharedRegistry>,
+    /// Serve `GET /debug/queues` (default: off): every controller's queue as JSON — the keys
+    /// waiting, those in flight with their age, those backing off with their next attempt
+    /// and failure count ([`rein_controller::QueueSnapshot::to_json`]). It shows object
+    /// names, so turn it on only where the metrics endpoint is private.
+    pub debug_queues: bool,
 }
 
 impl fmt::Debug for MetricsServerOptions {
@@ -34,6 +42,7 @@ impl fmt::Debug for MetricsServerOptions {
             .field("bind_address", &self.bind_address)
             .field("path", &self.path)
             .field("extra_registries", &self.extra_registries.len())
+            .field("debug_queues", &self.debug_queues)
             .finish()
     }
 }
@@ -44,6 +53,7 @@ impl Default for MetricsServerOptions {
             bind_address: SocketAddr::from((Ipv4Addr::LOCALHOST, 8080)),
             path: "/metrics".to_owned(),
             extra_registries: Vec::new(),
+            debug_queues: false,
         }
     }
 }
@@ -106,8 +116,25 @@ impl MetricsServer {
     fn handler(&self) -> Handler {
         let path = self.options.path.clone();
         let extra = Arc::new(self.options.extra_registries.clone());
+        let debug_queues = self.options.debug_queues;
         Arc::new(move |req| {
-            let response = if req.uri().path() != path {
+            let response = if debug_queues && req.uri().path() == DEBUG_QUEUES_PATH {
+                if req.method() != hyper::Method::GET {
+                    http::text(StatusCode::METHOD_NOT_ALLOWED, "only GET is supported\n")
+                } else {
+                    let queues: Vec<serde_json::Value> = rein_controller::queue_snapshots()
+                        .iter()
+                        .map(rein_controller::QueueSnapshot::to_json)
+                        .collect();
+                    let body = serde_json::json!({ "controllers": queues }).to_string();
+                    let mut resp = http::text(StatusCode::OK, body);
+                    resp.headers_mut().insert(
+                        ::http::header::CONTENT_TYPE,
+                        ::http::HeaderValue::from_static("application/json"),
+                    );
+                    resp
+                }
+            } else if req.uri().path() != path {
                 http::text(StatusCode::NOT_FOUND, "404 page not found\n")
             } else if req.method() != hyper::Method::GET && req.method() != hyper::Method::HEAD {
                 http::text(StatusCode::METHOD_NOT_ALLOWED, "only GET is supported\n")

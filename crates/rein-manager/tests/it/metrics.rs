@@ -132,3 +132,100 @@ async fn workqueue_metrics_from_a_real_queue_are_served() {
     queue.shut_down();
     stop.cancel();
 }
+
+/// `debug_queues` on the manager's metrics server shows a controller's queue live: a
+/// reconcile held in flight, with its age; off by default.
+#[tokio::test]
+async fn the_debug_queues_endpoint_shows_a_reconcile_in_flight() {
+    use k8s_openapi::api::core::v1::ConfigMap;
+    use kube_client::Api;
+    use kube_client::api::PostParams;
+    use rein_controller::{Action, BoxError, ControllerManagedBy, reconciler_fn};
+    use rein_manager::metrics::DEBUG_QUEUES_PATH;
+    use rein_manager::{Manager, Options};
+    use tokio::sync::Notify;
+
+    let env = rein_testenv::TestEnv::start().await.expect("testenv");
+    let mgr = Manager::builder(env.config())
+        .options(Options {
+            metrics: Some(MetricsServerOptions {
+                debug_queues: true,
+                ..loopback()
+            }),
+            ..Options::default()
+        })
+        .build()
+        .await
+        .expect("manager");
+    let release = Arc::new(Notify::new());
+    let held = release.clone();
+    ControllerManagedBy::new(&mgr)
+        .named("debug-queues")
+        .for_::<ConfigMap>()
+        .complete(reconciler_fn(move |_ctx, req: rein_controller::Request| {
+            let held = held.clone();
+            async move {
+                if req.key.name == "held" {
+                    held.notified().await;
+                }
+                Ok::<_, BoxError>(Action::done())
+            }
+        }))
+        .expect("controller");
+    let stop = CancellationToken::new();
+    let running = tokio::spawn({
+        let (mgr, stop) = (mgr.clone(), stop.clone());
+        async move { mgr.start(stop).await }
+    });
+    mgr.elected().await;
+    let api: Api<ConfigMap> = Api::namespaced(env.client(), "default");
+    let cm: ConfigMap = serde_json::from_value(serde_json::json!({"metadata": {"name": "held"}}))
+        .expect("configmap");
+    api.create(&PostParams::default(), &cm)
+        .await
+        .expect("create");
+
+    let in_flight = tokio::time::timeout(Duration::from_secs(30), async {
+        loop {
+            let Some(addr) = mgr.metrics_address() else {
+                tokio::time::sleep(Duration::from_millis(10)).await;
+                continue;
+            };
+            let (status, content_type, body) = get(addr, DEBUG_QUEUES_PATH).await;
+            assert_eq!(status, 200, "{body}");
+            assert_eq!(content_type, "application/json");
+            let doc: serde_json::Value = serde_json::from_str(&body).expect("json");
+            let ours = doc["controllers"]
+                .as_array()
+                .expect("controllers")
+                .iter()
+                .find(|c| c["controller"] == "debug-queues")
+                .cloned()
+                .expect("our controller is listed");
+            if ours["inFlight"].as_array().is_some_and(|a| !a.is_empty()) {
+                break ours;
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    })
+    .await
+    .expect("the held reconcile shows in flight");
+    assert_eq!(
+        in_flight["inFlight"][0]["key"], "default/held",
+        "{in_flight}"
+    );
+    assert!(
+        in_flight["inFlight"][0]["seconds"].as_f64().is_some(),
+        "{in_flight}"
+    );
+
+    release.notify_one();
+    stop.cancel();
+    running.await.expect("task").expect("manager stops");
+
+    // Off by default.
+    let (server, stop) = start(loopback()).await;
+    let (status, _, _) = get(server.local_addr(), DEBUG_QUEUES_PATH).await;
+    assert_eq!(status, 404);
+    stop.cancel();
+}
