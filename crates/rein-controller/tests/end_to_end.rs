@@ -425,3 +425,63 @@ async fn the_builder_rejects_incomplete_controllers() {
         .unwrap();
     assert_eq!(c.name(), "configmap");
 }
+
+/// An async map function reads the cache to find what a Pod maps to: the ConfigMaps whose
+/// `app` label matches the Pod's.
+#[tokio::test]
+async fn an_async_map_func_reading_the_cache_enqueues_what_it_finds() {
+    use rein_client::ListOptions;
+    use rein_controller::handler::EnqueueRequestsFromAsyncMapFunc;
+
+    let host = TestHost::start().await;
+    let (log, r) = recording();
+    let client = host.client();
+    let handler = EnqueueRequestsFromAsyncMapFunc::new(move |pod: Arc<Pod>| {
+        let client = client.clone();
+        async move {
+            let Some(app) = pod.metadata.labels.as_ref().and_then(|l| l.get("app")) else {
+                return Vec::new();
+            };
+            let options = ListOptions::default()
+                .namespace("default")
+                .matching_labels([("app", app.clone())]);
+            match client.list::<ConfigMap>(&options).await {
+                Ok(list) => list
+                    .items
+                    .iter()
+                    .filter_map(|cm| cm.metadata.name.clone())
+                    .map(|name| Request::new("default", name))
+                    .collect(),
+                Err(_) => Vec::new(),
+            }
+        }
+    });
+    ControllerManagedBy::new(&host)
+        .named("e2e-async-map")
+        .watches::<Pod>(handler)
+        .complete(r)
+        .unwrap();
+    let configmaps: Api<ConfigMap> = Api::namespaced(host.kube(), "default");
+    for (name, app) in [("cfg-web", "web"), ("cfg-db", "db")] {
+        let cm: ConfigMap = serde_json::from_value(serde_json::json!({
+            "metadata": {"name": name, "labels": {"app": app}}
+        }))
+        .unwrap();
+        configmaps
+            .create(&PostParams::default(), &cm)
+            .await
+            .unwrap();
+    }
+    let handles = host.run();
+    let pods: Api<Pod> = Api::namespaced(host.kube(), "default");
+    pods.create(&PostParams::default(), &pod("web-1", &[("app", "web")]))
+        .await
+        .unwrap();
+    let web = Request::new("default", "cfg-web");
+    until("the Pod maps to its ConfigMap", || count(&log, &web) >= 1).await;
+    assert_eq!(count(&log, &Request::new("default", "cfg-db")), 0);
+    host.stop.cancel();
+    for h in handles {
+        h.await.unwrap().unwrap();
+    }
+}

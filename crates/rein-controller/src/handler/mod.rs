@@ -22,7 +22,7 @@ use crate::reconcile::Request;
 
 pub use enqueue::EnqueueRequestForObject;
 pub use funcs::Funcs;
-pub use mapped::EnqueueRequestsFromMapFunc;
+pub use mapped::{EnqueueRequestsFromAsyncMapFunc, EnqueueRequestsFromMapFunc};
 pub use owner::EnqueueRequestForOwner;
 
 /// Receives events (after predicates) and adds requests to the queue. Every method defaults to

@@ -234,3 +234,48 @@ async fn funcs_call_only_the_set_closures() {
     );
     assert_eq!(drain(&q).await, [("bbb/abc".to_owned(), 0)]);
 }
+
+#[tokio::test]
+async fn an_async_map_func_adds_its_requests_when_it_finishes_without_blocking_the_handler() {
+    let q = queue();
+    let gate = Arc::new(tokio::sync::Semaphore::new(0));
+    let g = gate.clone();
+    let h = EnqueueRequestsFromAsyncMapFunc::new(move |p: Arc<Pod>| {
+        let g = g.clone();
+        async move {
+            // Stands for a cache read that takes a while.
+            g.acquire().await.expect("gate").forget();
+            vec![
+                Request::new("ns", "fixed"),
+                Request::new("other", p.metadata.name.clone().unwrap_or_default()),
+            ]
+        }
+    });
+    h.update(
+        &UpdateEvent {
+            object_old: pod("a", "1", vec![]),
+            object_new: pod("b", "2", vec![]),
+        },
+        &q,
+    );
+    // The handler returned at once; nothing is queued until the mapping finishes.
+    tokio::task::yield_now().await;
+    assert!(q.is_empty());
+    gate.add_permits(2);
+    let mut got = Vec::new();
+    while got.len() < 3 {
+        let (req, prio) = q.get().await.expect("queued");
+        q.done(&req);
+        got.push((req.to_string(), prio));
+    }
+    got.sort();
+    assert_eq!(
+        got,
+        [
+            ("ns/fixed".to_owned(), 0),
+            ("other/a".to_owned(), 0),
+            ("other/b".to_owned(), 0)
+        ]
+    );
+    assert!(q.is_empty(), "de-duplicated");
+}
