@@ -12,6 +12,15 @@ use crate::patch::Gvk;
 const OBJECT_META: &str = "io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta";
 const PATCH: &str = "io.k8s.apimachinery.pkg.apis.meta.v1.Patch";
 const SERVER_VERSION: &str = "v1.33.0";
+/// The PATCH content types kube-apiserver advertises for custom resources.
+const CUSTOM_PATCH_TYPES: &[&str] = &[
+    "application/json-patch+json",
+    "application/merge-patch+json",
+    "application/apply-patch+yaml",
+];
+/// The description kube-apiserver gives a custom resource's `metadata`.
+const METADATA_DESCRIPTION: &str = "Standard object's metadata. More info: \
+    https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata";
 
 /// A resource as the documents describe it, built-in or custom.
 #[derive(Debug, Clone)]
@@ -20,13 +29,15 @@ struct Served {
     plural: String,
     namespaced: bool,
     definition: String,
+    /// Defined by a CRD: no strategic merge patch.
+    custom: bool,
 }
 
 /// The Swagger 2.0 document served at `/openapi/v2`.
 pub(crate) fn v2_document(crds: &[CrdSchema]) -> Value {
     let mut definitions = builtins().definitions.clone();
     for crd in crds {
-        definitions.insert(crd.definition_name(), crd_definition(crd));
+        definitions.insert(crd.definition_name(), crd_definition_v2(crd));
     }
     definitions.entry(PATCH).or_insert_with(patch_definition);
     let mut paths = Map::new();
@@ -123,12 +134,16 @@ fn patch_definition() -> Value {
     })
 }
 
-/// The definition a CRD contributes: its schema plus `apiVersion`, `kind`, `metadata` and GVK.
+/// The definition a CRD contributes: its schema plus `apiVersion`, `kind`, `metadata` (a
+/// reference to ObjectMeta) and GVK, as kube-apiserver's CRD OpenAPI builder makes it. The
+/// CRD's own extensions (`x-kubernetes-list-type`, `x-kubernetes-map-type`, …) stay; there are
+/// no `x-kubernetes-patch-*` ones, as custom resources have no strategic merge patch.
 pub(super) fn crd_definition(crd: &CrdSchema) -> Value {
     let mut schema = match &crd.schema {
         Value::Object(map) => map.clone(),
         _ => Map::new(),
     };
+    strip_patch_extensions(&mut schema);
     schema.insert("type".to_string(), json!("object"));
     let properties = schema
         .entry("properties")
@@ -145,7 +160,7 @@ pub(super) fn crd_definition(crd: &CrdSchema) -> Value {
         );
         properties.insert(
             "metadata".to_string(),
-            json!({"$ref": format!("#/definitions/{OBJECT_META}"), "description": "Standard object's metadata."}),
+            json!({"$ref": format!("#/definitions/{OBJECT_META}"), "description": METADATA_DESCRIPTION}),
         );
     }
     schema.insert(
@@ -153,6 +168,41 @@ pub(super) fn crd_definition(crd: &CrdSchema) -> Value {
         json!([{"group": crd.group, "version": crd.version, "kind": crd.kind}]),
     );
     Value::Object(schema)
+}
+
+/// The Swagger 2.0 flavour: a schema that preserves unknown fields at its root is published
+/// as a bare object (as kube-apiserver does, so kubectl's client-side validation lets every
+/// field through).
+fn crd_definition_v2(crd: &CrdSchema) -> Value {
+    if crd.schema.get("x-kubernetes-preserve-unknown-fields") == Some(&Value::Bool(true)) {
+        return json!({
+            "type": "object",
+            "x-kubernetes-group-version-kind":
+                [{"group": crd.group, "version": crd.version, "kind": crd.kind}],
+        });
+    }
+    crd_definition(crd)
+}
+
+/// Removes `x-kubernetes-patch-strategy` and `x-kubernetes-patch-merge-key` at every level
+/// of a CRD's schema: they would make kubectl compute strategic merge patches, which the
+/// server refuses for custom resources.
+fn strip_patch_extensions(schema: &mut Map<String, Value>) {
+    schema.remove("x-kubernetes-patch-strategy");
+    schema.remove("x-kubernetes-patch-merge-key");
+    for child in schema.values_mut() {
+        match child {
+            Value::Object(map) => strip_patch_extensions(map),
+            Value::Array(items) => {
+                for item in items {
+                    if let Value::Object(map) = item {
+                        strip_patch_extensions(map);
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
 }
 
 /// The GVK's definition name, for validation.
@@ -172,6 +222,7 @@ fn served(crds: &[CrdSchema]) -> Vec<Served> {
             plural: r.plural.to_string(),
             namespaced: r.namespaced,
             definition: r.definition.clone(),
+            custom: false,
         })
         .collect();
     for crd in crds {
@@ -180,6 +231,7 @@ fn served(crds: &[CrdSchema]) -> Vec<Served> {
             plural: crd.plural.clone(),
             namespaced: crd.namespaced,
             definition: crd.definition_name(),
+            custom: true,
         });
     }
     out
@@ -344,7 +396,10 @@ fn operation(resource: &Served, action: &str, flavor: Flavor) -> Value {
         "x-kubernetes-action": action,
         "x-kubernetes-group-version-kind": {"group": gvk.group, "version": gvk.version, "kind": gvk.kind},
     });
-    let consumes = match action {
+    // As kube-apiserver: custom resources take no strategic merge patch, and kubectl's
+    // client-side apply looks here to pick between a strategic and a JSON merge patch.
+    let consumes: Vec<&str> = match action {
+        "patch" if resource.custom => CUSTOM_PATCH_TYPES.to_vec(),
         "patch" => vec![
             "application/json-patch+json",
             "application/merge-patch+json",

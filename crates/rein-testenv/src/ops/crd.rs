@@ -216,6 +216,7 @@ fn resource_def(crd: &Value) -> Option<ResourceDef> {
         status: subresources.and_then(|s| s.get("status")).is_some(),
         scale,
         custom: true,
+        custom_versions: crate::resources::custom_versions(spec),
     })
 }
 

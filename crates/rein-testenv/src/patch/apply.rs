@@ -294,7 +294,12 @@ fn merge(target: &mut Value, applied: &Value, gvk: &Gvk, path: &mut Vec<String>)
             continue;
         }
         path.push(key.clone());
+        let segments: Vec<&str> = path.iter().map(String::as_str).collect();
+        let atomic = value.is_object() && strategy::map_is_atomic(gvk, &segments);
         match value {
+            Value::Object(_) if atomic => {
+                target_map.insert(key.clone(), value.clone());
+            }
             Value::Object(_) => {
                 let slot = target_map
                     .entry(key.clone())
@@ -302,7 +307,6 @@ fn merge(target: &mut Value, applied: &Value, gvk: &Gvk, path: &mut Vec<String>)
                 merge(slot, value, gvk, path);
             }
             Value::Array(items) => {
-                let segments: Vec<&str> = path.iter().map(String::as_str).collect();
                 let kind = strategy::list_kind(gvk, &segments);
                 let existing = match target_map.remove(key) {
                     Some(Value::Array(existing)) => existing,
@@ -340,8 +344,8 @@ fn merge_list(
             for item in applied {
                 let same_key = |e: &Value| {
                     keys.iter()
-                        .filter(|k| item.get(**k).is_some())
-                        .all(|k| e.get(*k) == item.get(*k))
+                        .filter(|k| item.get(k.as_str()).is_some())
+                        .all(|k| e.get(k.as_str()) == item.get(k.as_str()))
                 };
                 match existing.iter_mut().find(|e| same_key(e)) {
                     Some(slot) => merge(slot, item, gvk, path),

@@ -4,6 +4,7 @@
 mod body;
 mod discovery;
 mod dispatch;
+mod jsonpath;
 mod list;
 mod objects;
 mod query;

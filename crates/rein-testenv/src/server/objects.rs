@@ -27,11 +27,36 @@ pub(crate) struct Answer {
 }
 
 /// Answers a request on a resource path.
+///
+/// Every answer about a deprecated version of a custom resource carries its deprecation
+/// `Warning`, as kube-apiserver's CRD handler adds it before serving any verb.
 pub(crate) async fn handle(
     state: &Arc<State>,
     req: Request<Incoming>,
     path: ResourcePath,
 ) -> Response<Body> {
+    let deprecation = path
+        .def
+        .custom_version(&path.version)
+        .and_then(|v| v.warning.clone());
+    let mut resp = respond(state, req, path).await;
+    if let Some(warning) = deprecation {
+        add_warning(&mut resp, &warning);
+    }
+    resp
+}
+
+/// Appends a `Warning: 299 - "<text>"` header, as kube-apiserver words warnings.
+fn add_warning(resp: &mut Response<Body>, text: &str) {
+    if let Ok(v) = HeaderValue::from_str(&format!(
+        "299 - {}",
+        serde_json::to_string(text).unwrap_or_default()
+    )) {
+        resp.headers_mut().append(header::WARNING, v);
+    }
+}
+
+async fn respond(state: &Arc<State>, req: Request<Incoming>, path: ResourcePath) -> Response<Body> {
     let q = match Query::parse(req.uri().query()) {
         Ok(q) => q,
         Err(e) => return body::error(&e),
@@ -102,17 +127,15 @@ pub(crate) async fn handle(
             {
                 let obj = a.body;
                 let rv = state.store.current_rv();
-                body::json(200, &super::table::table(&path.def, &[&obj], rv, None))
+                body::json(
+                    200,
+                    &super::table::table(&path.def, &path.version, &[&obj], rv, None),
+                )
             } else {
                 body::json(a.code, &a.body)
             };
             for w in a.warnings {
-                if let Ok(v) = HeaderValue::from_str(&format!(
-                    "299 - {}",
-                    serde_json::to_string(&w).unwrap_or_default()
-                )) {
-                    resp.headers_mut().append(header::WARNING, v);
-                }
+                add_warning(&mut resp, &w);
             }
             resp
         }
@@ -335,14 +358,17 @@ impl Ctx<'_> {
     fn patch(&self, name: &str, sub: Option<&str>) -> Result<Answer, ApiError> {
         let key = self.key(name)?;
         let def = &self.path.def;
-        let patch_type = PatchType::from_content_type(self.content_type).ok_or_else(|| {
-            ApiError::new(
-                415,
-                "UnsupportedMediaType",
-                format!("the body of the request was in an unknown format - accepted media types include: application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml (got {})", self.content_type),
-            )
-        })?;
         let gvk = self.target().gvk();
+        // Custom resources (and their status and scale) take no strategic merge patch.
+        let patch_type = PatchType::from_content_type(self.content_type)
+            .filter(|t| t.accepted_for(&gvk))
+            .ok_or_else(|| {
+                ApiError::new(
+                    415,
+                    "UnsupportedMediaType",
+                    patch::unsupported_patch_message(&gvk),
+                )
+            })?;
         let mut txn = self.state.store.lock();
         let current = txn.get(&def.key(), &key);
         let sub_kind = match sub {

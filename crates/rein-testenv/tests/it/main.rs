@@ -6,6 +6,7 @@
 
 mod auth;
 mod crd;
+mod crd_serving;
 mod crud;
 mod defaults;
 mod deletion;
