@@ -36,6 +36,20 @@ pub(crate) fn server_side_apply(
     force: bool,
     gvk: &Gvk,
 ) -> Result<Value, PatchError> {
+    server_side_apply_at(current, applied, field_manager, force, gvk, None)
+}
+
+/// [`server_side_apply`] through a subresource: the manager's entry is the one recorded for
+/// `subresource` (`scale`), as kube-apiserver keys entries by manager, operation and
+/// subresource.
+pub(crate) fn server_side_apply_at(
+    current: Option<&Value>,
+    applied: &[u8],
+    field_manager: &str,
+    force: bool,
+    gvk: &Gvk,
+    subresource: Option<&str>,
+) -> Result<Value, PatchError> {
     if field_manager.is_empty() {
         return Err(PatchError::Invalid(
             "PatchOptions.meta.k8s.io \"\" is invalid: fieldManager: Required value: is \
@@ -109,9 +123,11 @@ pub(crate) fn server_side_apply(
     let mut path = Vec::new();
     merge(&mut object, &applied, gvk, &mut path);
 
-    let previous = entries
-        .iter()
-        .position(|e| e.manager == field_manager && e.operation == APPLY);
+    let previous = entries.iter().position(|e| {
+        e.manager == field_manager
+            && e.operation == APPLY
+            && e.subresource.as_deref() == subresource
+    });
     if let Some(previous) = previous {
         let stale: Vec<FieldPath> = entries[previous]
             .fields
@@ -140,7 +156,7 @@ pub(crate) fn server_side_apply(
             .unwrap_or_default()
             .to_string(),
         time: Some(now()),
-        subresource: None,
+        subresource: subresource.map(str::to_string),
         fields: applied_set,
     };
     match previous {

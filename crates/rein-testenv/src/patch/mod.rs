@@ -11,6 +11,7 @@
 mod apply;
 mod error;
 mod fieldset;
+mod scale;
 mod schema;
 mod strategic;
 pub(crate) mod strategy;
@@ -23,8 +24,11 @@ use std::sync::Arc;
 
 use serde_json::Value;
 
-pub(crate) use apply::{record_update_managed_fields, server_side_apply};
+pub(crate) use apply::{record_update_managed_fields, server_side_apply, server_side_apply_at};
 pub(crate) use error::{FieldConflict, PatchError};
+pub(crate) use scale::{
+    parent_entries as scale_parent_entries, pointer_path as scale_pointer_path, scale_entries,
+};
 
 /// A group, version and kind: which schema and list semantics a patch is applied with.
 ///

@@ -378,24 +378,31 @@ impl Ctx<'_> {
                 let current = current.ok_or_else(|| ApiError::not_found(def, name))?;
                 let scale_obj = scale::to_scale(def, &current)?;
                 let scale_gvk = patch::Gvk::new("autoscaling", "v1", "Scale");
-                let patched = match patch_type {
-                    PatchType::Apply => {
-                        return Err(ApiError::new(
-                            415,
-                            "UnsupportedMediaType",
-                            "apply patches are not supported on the scale subresource",
-                        ));
+                let (updated, opts) = match patch_type {
+                    PatchType::Apply => (
+                        self.apply_scale(def, &current, scale_obj, &scale_gvk)?,
+                        WriteOpts {
+                            dry_run: self.q.dry_run,
+                            field_manager: String::new(),
+                            managed_fields_done: true,
+                        },
+                    ),
+                    other => {
+                        let patched =
+                            patch::apply_patch(other, &scale_obj, self.bytes, &scale_gvk)?;
+                        (
+                            scale::apply_scale(def, &current, &patched)?,
+                            self.write_opts(),
+                        )
                     }
-                    other => patch::apply_patch(other, &scale_obj, self.bytes, &scale_gvk)?,
                 };
-                let updated = scale::apply_scale(def, &current, &patched)?;
                 let stored = ops::update(
                     &mut txn,
                     self.target(),
                     &key,
                     updated,
                     Subresource::Main,
-                    &self.write_opts(),
+                    &opts,
                 )?;
                 return Ok(Answer {
                     code: 200,
@@ -470,6 +477,41 @@ impl Ctx<'_> {
             body: self.out(&stored),
             warnings,
         })
+    }
+
+    /// Server-side apply to a `scale` subresource: the apply runs on the Scale view (whose
+    /// managedFields show who owns the replicas), then the replicas and the ownership
+    /// changes go back to the parent, as kube-apiserver's `ScaleHandler` does.
+    fn apply_scale(
+        &self,
+        def: &crate::resources::ResourceDef,
+        current: &Value,
+        mut scale_obj: Value,
+        scale_gvk: &patch::Gvk,
+    ) -> Result<Value, ApiError> {
+        let paths = def.scale.as_ref().ok_or_else(ApiError::no_route)?;
+        let replicas = patch::scale_pointer_path(&paths.spec_replicas);
+        scale_obj["metadata"]["managedFields"] = patch::scale_entries(current, &replicas);
+        let manager = self.q.field_manager.clone().unwrap_or_default();
+        let applied = patch::server_side_apply_at(
+            Some(&scale_obj),
+            self.bytes,
+            &manager,
+            self.q.force,
+            scale_gvk,
+            Some("scale"),
+        )?;
+        let mut updated = scale::apply_scale(def, current, &applied)?;
+        let entries =
+            patch::scale_parent_entries(current, &applied, &replicas, &self.api_version());
+        if let Some(meta) = updated.get_mut("metadata").and_then(Value::as_object_mut) {
+            if entries.is_empty() {
+                meta.remove("managedFields");
+            } else {
+                meta.insert("managedFields".to_string(), Value::Array(entries));
+            }
+        }
+        Ok(updated)
     }
 
     fn delete_opts(&self) -> Result<DeleteOpts, ApiError> {

@@ -504,7 +504,7 @@ async fn the_scale_subresource_reads_and_writes_the_configured_paths() {
     let put = send(
         &client,
         Method::PUT,
-        &format!("{WIDGETS}/w/scale"),
+        &format!("{WIDGETS}/w/scale?fieldManager=hpa"),
         "application/json",
         "application/json",
         Some(desired),
@@ -515,7 +515,7 @@ async fn the_scale_subresource_reads_and_writes_the_configured_paths() {
 
     let merged = patch(
         &client,
-        &format!("{WIDGETS}/w/scale"),
+        &format!("{WIDGETS}/w/scale?fieldManager=hpa"),
         MERGE,
         json!({"spec": {"replicas": 5}}),
     )
@@ -523,7 +523,7 @@ async fn the_scale_subresource_reads_and_writes_the_configured_paths() {
     assert_eq!(merged.body["spec"]["replicas"], 5);
     let json_patched = patch(
         &client,
-        &format!("{WIDGETS}/w/scale"),
+        &format!("{WIDGETS}/w/scale?fieldManager=hpa"),
         "application/json-patch+json",
         json!([{"op": "replace", "path": "/spec/replicas", "value": 6}]),
     )
@@ -541,14 +541,28 @@ async fn the_scale_subresource_reads_and_writes_the_configured_paths() {
     .await;
     assert_eq!(negative.status, StatusCode::UNPROCESSABLE_ENTITY);
 
-    // Apply on /scale: the applier owns spec.replicas of the parent, recorded against the
-    // scale subresource.
-    let applied = patch(
+    // Apply on /scale: the Scale shows hpa owning the replicas, so a different value
+    // conflicts; forced, the applier takes spec.replicas of the parent, recorded against
+    // the scale subresource, and hpa's entry loses it.
+    let scale_apply = json!({"apiVersion": "autoscaling/v1", "kind": "Scale",
+                             "metadata": {"name": "w"}, "spec": {"replicas": 7}});
+    let clash = patch(
         &client,
         &format!("{WIDGETS}/w/scale?fieldManager=scaler"),
         APPLY,
-        json!({"apiVersion": "autoscaling/v1", "kind": "Scale",
-               "metadata": {"name": "w"}, "spec": {"replicas": 7}}),
+        scale_apply.clone(),
+    )
+    .await;
+    assert_eq!(clash.status, StatusCode::CONFLICT, "{}", clash.body);
+    assert_eq!(
+        clash.body["message"],
+        "Apply failed with 1 conflict: conflict with \"hpa\" using autoscaling/v1: .spec.replicas"
+    );
+    let applied = patch(
+        &client,
+        &format!("{WIDGETS}/w/scale?fieldManager=scaler&force=true"),
+        APPLY,
+        scale_apply,
     )
     .await;
     assert_eq!(applied.status, StatusCode::OK, "{}", applied.body);
@@ -566,4 +580,9 @@ async fn the_scale_subresource_reads_and_writes_the_configured_paths() {
     assert_eq!(entry["operation"], "Apply");
     assert_eq!(entry["subresource"], "scale");
     assert_eq!(entry["fieldsV1"], json!({"f:spec": {"f:replicas": {}}}));
+    assert_eq!(entry["apiVersion"], "serving.example.com/v1");
+    assert!(
+        fields_of(&widget, "hpa").is_null(),
+        "hpa owned only the replicas: {widget}"
+    );
 }
