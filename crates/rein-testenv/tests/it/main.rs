@@ -14,6 +14,7 @@ mod faults;
 mod field_selectors;
 mod future_rv;
 mod kubectl;
+mod kubectl_crd;
 mod load;
 mod managed_fields;
 mod paging;
