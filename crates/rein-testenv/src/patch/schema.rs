@@ -84,3 +84,60 @@ fn element(mut schema: &Value) -> &Value {
     }
     schema
 }
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    fn schema() -> Value {
+        json!({
+            "type": "object",
+            "properties": {"spec": {"type": "object", "properties": {
+                "tags": {"type": "array", "x-kubernetes-list-type": "set",
+                         "items": {"type": "string"}},
+                "ports": {"type": "array", "x-kubernetes-list-type": "map",
+                          "x-kubernetes-list-map-keys": ["name", "protocol"],
+                          "items": {"type": "object", "properties": {
+                              "hosts": {"type": "array", "x-kubernetes-list-type": "set",
+                                        "items": {"type": "string"}},
+                          }}},
+                "plain": {"type": "array", "items": {"type": "string"}},
+                "keyless": {"type": "array", "x-kubernetes-list-type": "map",
+                            "items": {"type": "object"}},
+                "byName": {"type": "object", "additionalProperties": {
+                    "type": "object", "x-kubernetes-map-type": "atomic",
+                }},
+                "selector": {"type": "object", "x-kubernetes-map-type": "atomic"},
+            }}},
+        })
+    }
+
+    #[test]
+    fn list_types_come_from_the_schema() {
+        let root = schema();
+        assert_eq!(list_kind(&root, &["spec", "tags"]), ListKind::Set);
+        assert_eq!(
+            list_kind(&root, &["spec", "ports"]),
+            ListKind::Map {
+                merge_key: "",
+                keys: vec!["name".to_string(), "protocol".to_string()],
+            }
+        );
+        // Through the list's items to a list inside its elements.
+        assert_eq!(list_kind(&root, &["spec", "ports", "hosts"]), ListKind::Set);
+        assert_eq!(list_kind(&root, &["spec", "plain"]), ListKind::Atomic);
+        assert_eq!(list_kind(&root, &["spec", "keyless"]), ListKind::Atomic);
+        assert_eq!(list_kind(&root, &["spec", "missing"]), ListKind::Atomic);
+    }
+
+    #[test]
+    fn map_types_come_from_the_schema() {
+        let root = schema();
+        assert!(map_is_atomic(&root, &["spec", "selector"]));
+        assert!(map_is_atomic(&root, &["spec", "byName", "any-key"]));
+        assert!(!map_is_atomic(&root, &["spec", "byName"]));
+        assert!(!map_is_atomic(&root, &["spec"]));
+    }
+}

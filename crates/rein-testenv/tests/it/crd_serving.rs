@@ -586,3 +586,52 @@ async fn the_scale_subresource_reads_and_writes_the_configured_paths() {
         "hpa owned only the replicas: {widget}"
     );
 }
+
+#[tokio::test]
+async fn watch_tables_carry_the_printer_columns() {
+    let env = env().await;
+    let client = env.client();
+    let created = apply(&client, "w", "creator", json!({"replicas": 3, "size": "s"})).await;
+    assert_eq!(created.status, StatusCode::CREATED, "{}", created.body);
+    let req = Request::builder()
+        .method(Method::GET)
+        .uri(format!("{WIDGETS}?watch=1&resourceVersion=0"))
+        .header(
+            header::ACCEPT,
+            "application/json;as=Table;v=v1;g=meta.k8s.io",
+        )
+        .body(Vec::new().into())
+        .expect("request");
+    let resp = tokio::time::timeout(BOUND, client.send(req))
+        .await
+        .expect("an answer in time")
+        .expect("an answer");
+    assert_eq!(resp.status(), StatusCode::OK);
+    let mut body = resp.into_body();
+    let mut seen = Vec::new();
+    let line = loop {
+        if let Some(end) = seen.iter().position(|b| *b == b'\n') {
+            break seen[..end].to_vec();
+        }
+        let frame = tokio::time::timeout(BOUND, body.frame())
+            .await
+            .expect("an event in time")
+            .expect("a frame")
+            .expect("a good frame");
+        if let Ok(data) = frame.into_data() {
+            seen.extend_from_slice(&data);
+        }
+    };
+    let event: Value = serde_json::from_slice(&line).expect("a JSON event");
+    assert_eq!(event["type"], "ADDED");
+    let table = &event["object"];
+    assert_eq!(table["kind"], "Table");
+    let names: Vec<&str> = table["columnDefinitions"]
+        .as_array()
+        .expect("columns")
+        .iter()
+        .filter_map(|c| c["name"].as_str())
+        .collect();
+    assert_eq!(names, ["Name", "Replicas", "Size", "Ready", "Port", "Age"]);
+    assert_eq!(table["rows"][0]["cells"][1], 3);
+}
