@@ -187,6 +187,19 @@ pub(crate) fn record_update_managed_fields(
     operation: &str,
     gvk: &Gvk,
 ) {
+    record_update_managed_fields_at(old, new, manager, operation, gvk, None);
+}
+
+/// [`record_update_managed_fields`] through a subresource: the manager's entry is the one
+/// recorded for `subresource` (`scale`).
+pub(crate) fn record_update_managed_fields_at(
+    old: Option<&Value>,
+    new: &mut Value,
+    manager: &str,
+    operation: &str,
+    gvk: &Gvk,
+    subresource: Option<&str>,
+) {
     let sent = match new.pointer("/metadata/managedFields") {
         Some(Value::Array(sent)) if is_reset(sent) => None,
         Some(Value::Array(_)) => Some(read_entries(new)),
@@ -234,7 +247,9 @@ pub(crate) fn record_update_managed_fields(
     if !manager.is_empty() && !changed.is_empty() {
         let api_version = gvk.api_version();
         let position = entries.iter().position(|e| {
-            e.manager == manager && e.operation == operation && e.subresource.is_none()
+            e.manager == manager
+                && e.operation == operation
+                && e.subresource.as_deref() == subresource
         });
         let index = match position {
             Some(index) => index,
@@ -244,7 +259,7 @@ pub(crate) fn record_update_managed_fields(
                     operation: operation.to_string(),
                     api_version: api_version.clone(),
                     time: None,
-                    subresource: None,
+                    subresource: subresource.map(str::to_string),
                     fields: FieldSet::default(),
                 });
                 entries.len() - 1

@@ -24,7 +24,10 @@ use std::sync::Arc;
 
 use serde_json::Value;
 
-pub(crate) use apply::{record_update_managed_fields, server_side_apply, server_side_apply_at};
+pub(crate) use apply::{
+    record_update_managed_fields, record_update_managed_fields_at, server_side_apply,
+    server_side_apply_at,
+};
 pub(crate) use error::{FieldConflict, PatchError};
 pub(crate) use scale::{
     parent_entries as scale_parent_entries, pointer_path as scale_pointer_path, scale_entries,

@@ -212,6 +212,16 @@ impl Ctx<'_> {
         }
     }
 
+    /// Options of a write through the scale subresource, whose managedFields `scale` has
+    /// already mapped onto the parent.
+    fn scale_write_opts(&self) -> WriteOpts {
+        WriteOpts {
+            dry_run: self.q.dry_run,
+            field_manager: String::new(),
+            managed_fields_done: true,
+        }
+    }
+
     /// `obj` as the request's version: shared, not copied, when it already is.
     fn out(&self, obj: &Arc<Value>) -> Arc<Value> {
         ops::as_version(obj, &self.api_version()).map_or_else(|| obj.clone(), Arc::new)
@@ -328,14 +338,25 @@ impl Ctx<'_> {
                 let current = txn
                     .get(&self.path.def.key(), &key)
                     .ok_or_else(|| ApiError::not_found(&self.path.def, name))?;
-                let updated = scale::apply_scale(&self.path.def, &current, &obj)?;
+                let view = scale::view(&self.path.def, &current)?;
+                let mut written = obj;
+                patch::record_update_managed_fields_at(
+                    Some(&view),
+                    &mut written,
+                    &self.field_manager,
+                    "Update",
+                    &scale::scale_gvk(),
+                    Some("scale"),
+                );
+                let updated =
+                    scale::write_back(&self.path.def, &current, &written, &self.api_version())?;
                 let stored = ops::update(
                     &mut txn,
                     self.target(),
                     &key,
                     updated,
                     Subresource::Main,
-                    &self.write_opts(),
+                    &self.scale_write_opts(),
                 )?;
                 return Ok(Answer {
                     code: 200,
@@ -376,33 +397,38 @@ impl Ctx<'_> {
             Some("status") if def.status => Subresource::Status,
             Some("scale") if def.scale.is_some() => {
                 let current = current.ok_or_else(|| ApiError::not_found(def, name))?;
-                let scale_obj = scale::to_scale(def, &current)?;
-                let scale_gvk = patch::Gvk::new("autoscaling", "v1", "Scale");
-                let (updated, opts) = match patch_type {
-                    PatchType::Apply => (
-                        self.apply_scale(def, &current, scale_obj, &scale_gvk)?,
-                        WriteOpts {
-                            dry_run: self.q.dry_run,
-                            field_manager: String::new(),
-                            managed_fields_done: true,
-                        },
-                    ),
+                let view = scale::view(def, &current)?;
+                let scale_gvk = scale::scale_gvk();
+                let written = match patch_type {
+                    PatchType::Apply => patch::server_side_apply_at(
+                        Some(&view),
+                        self.bytes,
+                        self.q.field_manager.as_deref().unwrap_or_default(),
+                        self.q.force,
+                        &scale_gvk,
+                        Some("scale"),
+                    )?,
                     other => {
-                        let patched =
-                            patch::apply_patch(other, &scale_obj, self.bytes, &scale_gvk)?;
-                        (
-                            scale::apply_scale(def, &current, &patched)?,
-                            self.write_opts(),
-                        )
+                        let mut patched = patch::apply_patch(other, &view, self.bytes, &scale_gvk)?;
+                        patch::record_update_managed_fields_at(
+                            Some(&view),
+                            &mut patched,
+                            &self.field_manager,
+                            "Update",
+                            &scale_gvk,
+                            Some("scale"),
+                        );
+                        patched
                     }
                 };
+                let updated = scale::write_back(def, &current, &written, &self.api_version())?;
                 let stored = ops::update(
                     &mut txn,
                     self.target(),
                     &key,
                     updated,
                     Subresource::Main,
-                    &opts,
+                    &self.scale_write_opts(),
                 )?;
                 return Ok(Answer {
                     code: 200,
@@ -477,41 +503,6 @@ impl Ctx<'_> {
             body: self.out(&stored),
             warnings,
         })
-    }
-
-    /// Server-side apply to a `scale` subresource: the apply runs on the Scale view (whose
-    /// managedFields show who owns the replicas), then the replicas and the ownership
-    /// changes go back to the parent, as kube-apiserver's `ScaleHandler` does.
-    fn apply_scale(
-        &self,
-        def: &crate::resources::ResourceDef,
-        current: &Value,
-        mut scale_obj: Value,
-        scale_gvk: &patch::Gvk,
-    ) -> Result<Value, ApiError> {
-        let paths = def.scale.as_ref().ok_or_else(ApiError::no_route)?;
-        let replicas = patch::scale_pointer_path(&paths.spec_replicas);
-        scale_obj["metadata"]["managedFields"] = patch::scale_entries(current, &replicas);
-        let manager = self.q.field_manager.clone().unwrap_or_default();
-        let applied = patch::server_side_apply_at(
-            Some(&scale_obj),
-            self.bytes,
-            &manager,
-            self.q.force,
-            scale_gvk,
-            Some("scale"),
-        )?;
-        let mut updated = scale::apply_scale(def, current, &applied)?;
-        let entries =
-            patch::scale_parent_entries(current, &applied, &replicas, &self.api_version());
-        if let Some(meta) = updated.get_mut("metadata").and_then(Value::as_object_mut) {
-            if entries.is_empty() {
-                meta.remove("managedFields");
-            } else {
-                meta.insert("managedFields".to_string(), Value::Array(entries));
-            }
-        }
-        Ok(updated)
     }
 
     fn delete_opts(&self) -> Result<DeleteOpts, ApiError> {

@@ -1,9 +1,52 @@
-//! The `scale` subresource: an `autoscaling/v1` Scale view of a workload's replicas.
+//! The `scale` subresource: an `autoscaling/v1` Scale view of a workload's replicas, and
+//! writes through it (update, patch, apply) with managedFields mapped between the Scale and
+//! its parent as kube-apiserver's `ScaleHandler` maps them.
 
 use serde_json::{Map, Value, json};
 
+use crate::patch::{self, Gvk};
 use crate::resources::ResourceDef;
 use crate::status::ApiError;
+
+/// The GVK every Scale is served as.
+pub(crate) fn scale_gvk() -> Gvk {
+    Gvk::new("autoscaling", "v1", "Scale")
+}
+
+/// The Scale of `parent` with the managedFields a write to it starts from: the parent's
+/// entries that own the replicas, as owners of `spec.replicas`.
+pub(crate) fn view(def: &ResourceDef, parent: &Value) -> Result<Value, ApiError> {
+    let paths = def.scale.as_ref().ok_or_else(ApiError::no_route)?;
+    let mut scale = to_scale(def, parent)?;
+    let entries = patch::scale_entries(parent, &patch::scale_pointer_path(&paths.spec_replicas));
+    if entries.as_array().is_some_and(|e| !e.is_empty()) {
+        scale["metadata"]["managedFields"] = entries;
+    }
+    Ok(scale)
+}
+
+/// `parent` after the write `written` (a Scale carrying the managedFields the write left):
+/// the new replicas, the Scale's resourceVersion precondition, and the replicas' ownership
+/// carried back to the parent's entries (recorded at `api_version`).
+pub(crate) fn write_back(
+    def: &ResourceDef,
+    parent: &Value,
+    written: &Value,
+    api_version: &str,
+) -> Result<Value, ApiError> {
+    let paths = def.scale.as_ref().ok_or_else(ApiError::no_route)?;
+    let replicas = patch::scale_pointer_path(&paths.spec_replicas);
+    let mut updated = apply_scale(def, parent, written)?;
+    let entries = patch::scale_parent_entries(parent, written, &replicas, api_version);
+    if let Some(meta) = updated.get_mut("metadata").and_then(Value::as_object_mut) {
+        if entries.is_empty() {
+            meta.remove("managedFields");
+        } else {
+            meta.insert("managedFields".to_string(), Value::Array(entries));
+        }
+    }
+    Ok(updated)
+}
 
 /// The Scale object for `obj`.
 pub(crate) fn to_scale(def: &ResourceDef, obj: &Value) -> Result<Value, ApiError> {

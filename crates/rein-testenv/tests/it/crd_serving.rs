@@ -531,6 +531,20 @@ async fn the_scale_subresource_reads_and_writes_the_configured_paths() {
     assert_eq!(json_patched.body["spec"]["replicas"], 6);
     let widget = get(&client, &format!("{WIDGETS}/w")).await.body;
     assert_eq!(widget["spec"]["replicas"], 6);
+    // hpa's writes through /scale took the replicas from the creator (whose entry, owning
+    // nothing else, is gone) and are recorded against the scale subresource.
+    let entries = widget["metadata"]["managedFields"]
+        .as_array()
+        .expect("entries");
+    let hpa = entries
+        .iter()
+        .find(|e| e["manager"] == "hpa")
+        .expect("hpa's entry");
+    assert_eq!(hpa["operation"], "Update");
+    assert_eq!(hpa["subresource"], "scale");
+    assert_eq!(hpa["apiVersion"], "serving.example.com/v1");
+    assert_eq!(hpa["fieldsV1"], json!({"f:spec": {"f:replicas": {}}}));
+    assert!(fields_of(&widget, "creator").is_null(), "{widget}");
 
     let negative = patch(
         &client,
