@@ -10,6 +10,7 @@ use super::builtin::builtins;
 use crate::patch::Gvk;
 
 const OBJECT_META: &str = "io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta";
+const SCALE: &str = "io.k8s.api.autoscaling.v1.Scale";
 const PATCH: &str = "io.k8s.apimachinery.pkg.apis.meta.v1.Patch";
 const SERVER_VERSION: &str = "v1.33.0";
 /// The PATCH content types kube-apiserver advertises for custom resources.
@@ -31,6 +32,10 @@ struct Served {
     definition: String,
     /// Defined by a CRD: no strategic merge patch.
     custom: bool,
+    /// Serves `status` (paths are published for custom resources only).
+    status: bool,
+    /// Serves `scale` (paths are published for custom resources only).
+    scale: bool,
 }
 
 /// The Swagger 2.0 document served at `/openapi/v2`.
@@ -40,6 +45,9 @@ pub(crate) fn v2_document(crds: &[CrdSchema]) -> Value {
         definitions.insert(crd.definition_name(), crd_definition_v2(crd));
     }
     definitions.entry(PATCH).or_insert_with(patch_definition);
+    if crds.iter().any(|c| c.scale) {
+        add_scale_definitions(&mut definitions);
+    }
     let mut paths = Map::new();
     for resource in served(crds) {
         add_paths(&mut paths, &resource, Flavor::V2);
@@ -93,6 +101,7 @@ pub(crate) fn v3_group_version(group: &str, version: &str, crds: &[CrdSchema]) -
         return None;
     }
     let mut pool = builtins().definitions.clone();
+    add_scale_definitions(&mut pool);
     for crd in crds
         .iter()
         .filter(|c| c.group == group && c.version == version)
@@ -104,6 +113,9 @@ pub(crate) fn v3_group_version(group: &str, version: &str, crds: &[CrdSchema]) -
     for resource in &resources {
         add_paths(&mut paths, resource, Flavor::V3);
         wanted.push(resource.definition.clone());
+        if resource.custom && resource.scale {
+            wanted.push(SCALE.to_string());
+        }
     }
     let mut schemas = Map::new();
     while let Some(name) = wanted.pop() {
@@ -223,6 +235,8 @@ fn served(crds: &[CrdSchema]) -> Vec<Served> {
             namespaced: r.namespaced,
             definition: r.definition.clone(),
             custom: false,
+            status: false,
+            scale: false,
         })
         .collect();
     for crd in crds {
@@ -232,6 +246,8 @@ fn served(crds: &[CrdSchema]) -> Vec<Served> {
             namespaced: crd.namespaced,
             definition: crd.definition_name(),
             custom: true,
+            status: crd.status,
+            scale: crd.scale,
         });
     }
     out
@@ -289,6 +305,75 @@ fn add_paths(paths: &mut Map<String, Value>, resource: &Served, flavor: Flavor) 
         all.insert("get".into(), operation(resource, "list", flavor));
         paths.insert(format!("{prefix}/{}", resource.plural), Value::Object(all));
     }
+
+    // A custom resource's subresources, as kube-apiserver's CRD OpenAPI builder adds them:
+    // get, put and patch of `status` (the resource's own schema) and `scale` (a Scale).
+    let subresources = [
+        (resource.custom && resource.status, "status", "Status"),
+        (resource.custom && resource.scale, "scale", "Scale"),
+    ];
+    for (_, path, suffix) in subresources.into_iter().filter(|(served, ..)| *served) {
+        let mut target = resource.clone();
+        if path == "scale" {
+            target.gvk = Gvk::new("autoscaling", "v1", "Scale");
+            target.definition = SCALE.to_string();
+        }
+        let mut sub = Map::new();
+        for (method, action) in [("get", "get"), ("put", "put"), ("patch", "patch")] {
+            let mut op = operation(&target, action, flavor);
+            // Named after the parent: `readStableV1NamespacedCronTabScale`.
+            op["operationId"] = json!(format!(
+                "{}{suffix}",
+                operation(resource, action, flavor)["operationId"]
+                    .as_str()
+                    .unwrap_or_default()
+            ));
+            sub.insert(method.into(), op);
+        }
+        sub.insert("parameters".into(), path_parameters(&item_params, flavor));
+        paths.insert(format!("{scope}/{{name}}/{path}"), Value::Object(sub));
+    }
+}
+
+/// `autoscaling/v1` Scale and its parts, for the scale subresources of custom resources (the
+/// built-in definitions hold listable kinds only).
+fn add_scale_definitions(definitions: &mut Map<String, Value>) {
+    definitions.entry(SCALE).or_insert_with(|| {
+        json!({
+            "description": "Scale represents a scaling request for a resource.",
+            "type": "object",
+            "properties": {
+                "apiVersion": {"type": "string", "description": "APIVersion defines the versioned schema of this representation of an object."},
+                "kind": {"type": "string", "description": "Kind is a string value representing the REST resource this object represents."},
+                "metadata": {"$ref": format!("#/definitions/{OBJECT_META}"), "description": METADATA_DESCRIPTION},
+                "spec": {"$ref": "#/definitions/io.k8s.api.autoscaling.v1.ScaleSpec", "description": "spec defines the behavior of the scale."},
+                "status": {"$ref": "#/definitions/io.k8s.api.autoscaling.v1.ScaleStatus", "description": "status is the current status of the scale. Read-only."},
+            },
+            "x-kubernetes-group-version-kind": [{"group": "autoscaling", "kind": "Scale", "version": "v1"}],
+        })
+    });
+    definitions
+        .entry("io.k8s.api.autoscaling.v1.ScaleSpec")
+        .or_insert_with(|| {
+            json!({
+                "description": "ScaleSpec describes the attributes of a scale subresource.",
+                "type": "object",
+                "properties": {"replicas": {"type": "integer", "format": "int32", "description": "replicas is the desired number of instances for the scaled object."}},
+            })
+        });
+    definitions
+        .entry("io.k8s.api.autoscaling.v1.ScaleStatus")
+        .or_insert_with(|| {
+            json!({
+                "description": "ScaleStatus represents the current status of a scale subresource.",
+                "type": "object",
+                "required": ["replicas"],
+                "properties": {
+                    "replicas": {"type": "integer", "format": "int32", "description": "replicas is the actual number of observed instances of the scaled object."},
+                    "selector": {"type": "string", "description": "selector is the label query over pods that should match the replicas count."},
+                },
+            })
+        });
 }
 
 fn path_parameters(names: &[&str], flavor: Flavor) -> Value {

@@ -141,6 +141,8 @@ pub(crate) fn crd_schemas(txn: &Txn<'_>) -> Vec<CrdSchema> {
                     .unwrap_or_else(
                         || json!({"type": "object", "x-kubernetes-preserve-unknown-fields": true}),
                     ),
+                status: version.pointer("/subresources/status").is_some(),
+                scale: version.pointer("/subresources/scale").is_some(),
             });
         }
     }

@@ -148,6 +148,28 @@ async fn openapi_documents_advertise_no_strategic_merge_patch_for_custom_resourc
             "application/merge-patch+json"
         ]
     );
+    // The subresources' paths: status with the Widget, scale with a Scale.
+    let item_path = "/apis/serving.example.com/v1/namespaces/{namespace}/widgets/{name}";
+    let status = &doc["paths"][format!("{item_path}/status")];
+    assert_eq!(
+        status["get"]["responses"]["200"]["content"]["application/json"]["schema"]["$ref"],
+        "#/components/schemas/com.example.serving.v1.Widget"
+    );
+    let scale = &doc["paths"][format!("{item_path}/scale")];
+    assert_eq!(
+        scale["put"]["requestBody"]["content"]["*/*"]["schema"]["$ref"],
+        "#/components/schemas/io.k8s.api.autoscaling.v1.Scale"
+    );
+    assert!(
+        scale["patch"]["requestBody"]["content"]
+            .get("application/strategic-merge-patch+json")
+            .is_none()
+    );
+    assert_eq!(
+        doc["components"]["schemas"]["io.k8s.api.autoscaling.v1.ScaleSpec"]["properties"]["replicas"]
+            ["type"],
+        "integer"
+    );
     let widget = &doc["components"]["schemas"]["com.example.serving.v1.Widget"];
     assert_eq!(
         widget["properties"]["metadata"]["$ref"],
