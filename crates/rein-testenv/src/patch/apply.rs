@@ -354,38 +354,93 @@ fn merge(target: &mut Value, applied: &Value, gvk: &Gvk, path: &mut Vec<String>)
     }
 }
 
+/// Merges an applied list into the live one by element identity (the value for a set, the
+/// key fields for a map), in structured-merge-diff's order: live elements the configuration
+/// does not name keep their place, the configuration's elements come in its order, merged
+/// with their live counterparts.
 fn merge_list(
-    mut existing: Vec<Value>,
+    existing: Vec<Value>,
     applied: &[Value],
     kind: ListKind,
     gvk: &Gvk,
     path: &mut Vec<String>,
 ) -> Vec<Value> {
-    match kind {
-        ListKind::Atomic => applied.to_vec(),
-        ListKind::Set => {
-            for item in applied {
-                if !existing.contains(item) {
-                    existing.push(item.clone());
-                }
-            }
-            existing
+    let identity = |item: &Value| -> Value {
+        match &kind {
+            ListKind::Map { keys, .. } => Value::Array(
+                keys.iter()
+                    .map(|k| item.get(k.as_str()).cloned().unwrap_or(Value::Null))
+                    .collect(),
+            ),
+            _ => item.clone(),
         }
-        ListKind::Map { keys, .. } => {
-            for item in applied {
-                let same_key = |e: &Value| {
-                    keys.iter()
-                        .filter(|k| item.get(k.as_str()).is_some())
-                        .all(|k| e.get(k.as_str()) == item.get(k.as_str()))
-                };
-                match existing.iter_mut().find(|e| same_key(e)) {
-                    Some(slot) => merge(slot, item, gvk, path),
-                    None => existing.push(item.clone()),
-                }
-            }
-            existing
-        }
+    };
+    if kind == ListKind::Atomic {
+        return applied.to_vec();
     }
+    let lhs_keys: Vec<Value> = existing.iter().map(identity).collect();
+    let rhs_keys: Vec<Value> = applied.iter().map(identity).collect();
+    let mut shared = rhs_keys
+        .iter()
+        .filter(|k| lhs_keys.contains(k))
+        .collect::<std::collections::VecDeque<_>>();
+    let mut next_shared = shared.pop_front();
+    let mut lhs: Vec<Option<Value>> = existing.into_iter().map(Some).collect();
+    let mut merged = |live: Option<Value>, item: &Value| -> Value {
+        match (&kind, live) {
+            (ListKind::Map { .. }, Some(mut live)) => {
+                merge(&mut live, item, gvk, path);
+                live
+            }
+            _ => item.clone(),
+        }
+    };
+    let mut out = Vec::with_capacity(lhs.len().max(applied.len()));
+    let (mut l, mut r) = (0, 0);
+    while l < lhs.len() || r < applied.len() {
+        if l < lhs.len() && lhs[l].is_none() {
+            // Already merged with an earlier element of the configuration.
+            l += 1;
+            continue;
+        }
+        let named = |l: usize| rhs_keys.contains(&lhs_keys[l]);
+        if l < lhs.len() && r < applied.len() {
+            if lhs_keys[l] == rhs_keys[r] {
+                out.push(merged(lhs[l].take(), &applied[r]));
+                l += 1;
+                r += 1;
+                next_shared = shared.pop_front();
+                continue;
+            }
+            if named(l) && next_shared.is_some_and(|n| *n != lhs_keys[l]) {
+                // Named later in the configuration: it comes in the configuration's order.
+                l += 1;
+                continue;
+            }
+        }
+        if l < lhs.len() && !named(l) {
+            out.extend(lhs[l].take());
+            l += 1;
+            continue;
+        }
+        if r < applied.len() {
+            let live = (0..lhs.len())
+                .find(|&i| lhs[i].is_some() && lhs_keys[i] == rhs_keys[r])
+                .and_then(|i| lhs[i].take());
+            out.push(merged(live, &applied[r]));
+            if next_shared.is_some_and(|n| *n == rhs_keys[r]) {
+                next_shared = shared.pop_front();
+            }
+            r += 1;
+            continue;
+        }
+        // Configuration used up: a live duplicate of an element it named stays.
+        out.extend(lhs[l].take());
+        l += 1;
+    }
+    // Live duplicates skipped while the configuration still had elements to place.
+    out.extend(lhs.into_iter().flatten());
+    out
 }
 
 fn read_entries(object: &Value) -> Vec<ManagedEntry> {
