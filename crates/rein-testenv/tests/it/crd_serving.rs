@@ -576,6 +576,12 @@ async fn the_scale_subresource_reads_and_writes_the_configured_paths() {
     )
     .await;
     assert_eq!(negative.status, StatusCode::UNPROCESSABLE_ENTITY);
+    assert_eq!(
+        negative.body["message"],
+        "Scale.autoscaling \"w\" is invalid: spec.replicas: Invalid value: -1: must be \
+         greater than or equal to 0"
+    );
+    assert_eq!(negative.body["details"]["kind"], "Scale");
 
     // Apply on /scale: the Scale shows hpa owning the replicas, so a different value
     // conflicts; forced, the applier takes spec.replicas of the parent, recorded against
@@ -670,4 +676,42 @@ async fn watch_tables_carry_the_printer_columns() {
         .collect();
     assert_eq!(names, ["Name", "Replicas", "Size", "Ready", "Port", "Age"]);
     assert_eq!(table["rows"][0]["cells"][1], 3);
+}
+
+#[tokio::test]
+async fn a_scale_without_desired_replicas_answers_as_kube_apiserver() {
+    let env = env().await;
+    let client = env.client();
+    let created = apply(&client, "w", "creator", json!({"size": "s"})).await;
+    assert_eq!(created.status, StatusCode::CREATED, "{}", created.body);
+    let scale = get(&client, &format!("{WIDGETS}/w/scale")).await;
+    assert_eq!(scale.status, StatusCode::INTERNAL_SERVER_ERROR);
+    assert_eq!(scale.body["reason"], "InternalError");
+    assert_eq!(
+        scale.body["message"],
+        "Internal error occurred: the spec replicas field \".spec.replicas\" does not exist"
+    );
+    // A patch that leaves the replicas unset cannot be applied; one that sets them can.
+    let unset = patch(
+        &client,
+        &format!("{WIDGETS}/w/scale"),
+        MERGE,
+        json!({"metadata": {"labels": {"x": "y"}}}),
+    )
+    .await;
+    assert_eq!(unset.status, StatusCode::BAD_REQUEST, "{}", unset.body);
+    assert_eq!(
+        unset.body["message"],
+        "the spec replicas field \".spec.replicas\" cannot be empty"
+    );
+    let set = patch(
+        &client,
+        &format!("{WIDGETS}/w/scale"),
+        MERGE,
+        json!({"spec": {"replicas": 2}}),
+    )
+    .await;
+    assert_eq!(set.status, StatusCode::OK, "{}", set.body);
+    assert_eq!(set.body["spec"]["replicas"], 2);
+    assert_eq!(set.body["status"], json!({"replicas": 0}));
 }
