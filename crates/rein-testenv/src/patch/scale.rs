@@ -2,7 +2,7 @@
 //! them: a Scale shows who owns the parent's replicas (as `spec.replicas`), and what an apply
 //! to the Scale changes about that ownership is carried back to the parent's entries.
 
-use serde_json::{Map, Value, json};
+use serde_json::{Value, json};
 
 use super::fieldset::{FieldPath, FieldSet};
 
@@ -106,13 +106,7 @@ fn fields(entry: &Value) -> FieldSet {
 
 /// kube-apiserver's manager identity: manager, operation and subresource.
 fn same_manager(a: &Value, b: &Value) -> bool {
-    let key = |e: &Value| {
-        let e = e.as_object().cloned().unwrap_or_else(Map::new);
-        (
-            e.get("manager").cloned(),
-            e.get("operation").cloned(),
-            e.get("subresource").cloned(),
-        )
-    };
-    key(a) == key(b)
+    ["manager", "operation", "subresource"]
+        .iter()
+        .all(|field| a.get(field) == b.get(field))
 }

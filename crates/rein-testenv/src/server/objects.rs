@@ -56,6 +56,7 @@ fn add_warning(resp: &mut Response<Body>, text: &str) {
     }
 }
 
+/// The answer to a request on a resource path, before resource-wide warnings.
 async fn respond(state: &Arc<State>, req: Request<Incoming>, path: ResourcePath) -> Response<Body> {
     let q = match Query::parse(req.uri().query()) {
         Ok(q) => q,
