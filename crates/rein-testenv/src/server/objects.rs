@@ -445,12 +445,13 @@ impl Ctx<'_> {
             .map(|c| ops::as_version(c, &api_version).unwrap_or_else(|| (**c).clone()));
         if patch_type == PatchType::Apply {
             let manager = self.q.field_manager.clone().unwrap_or_default();
-            let applied = patch::server_side_apply(
+            let applied = patch::server_side_apply_at(
                 current_view.as_ref(),
                 self.bytes,
                 &manager,
                 self.q.force,
                 &gvk,
+                (sub_kind == Subresource::Status).then_some("status"),
             )?;
             let warnings = self.validate_fields(&txn, &applied)?;
             let opts = WriteOpts {

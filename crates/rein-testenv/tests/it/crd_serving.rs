@@ -715,3 +715,55 @@ async fn a_scale_without_desired_replicas_answers_as_kube_apiserver() {
     assert_eq!(set.body["spec"]["replicas"], 2);
     assert_eq!(set.body["status"], json!({"replicas": 0}));
 }
+
+#[tokio::test]
+async fn status_writes_are_recorded_against_the_status_subresource() {
+    let env = env().await;
+    let client = env.client();
+    let created = apply(&client, "w", "creator", json!({"replicas": 1})).await;
+    assert_eq!(created.status, StatusCode::CREATED, "{}", created.body);
+    let updated = patch(
+        &client,
+        &format!("{WIDGETS}/w/status?fieldManager=ctrl"),
+        MERGE,
+        json!({"status": {"replicas": 1}}),
+    )
+    .await;
+    assert_eq!(updated.status, StatusCode::OK, "{}", updated.body);
+    let applied = patch(
+        &client,
+        &format!("{WIDGETS}/w/status?fieldManager=ctrl-apply"),
+        APPLY,
+        json!({"apiVersion": "serving.example.com/v1", "kind": "Widget",
+               "metadata": {"name": "w"},
+               "status": {"conditions": [{"type": "Ready", "status": "True"}]}}),
+    )
+    .await;
+    assert_eq!(applied.status, StatusCode::OK, "{}", applied.body);
+    let entries: Vec<(Value, Value, Value)> = applied.body["metadata"]["managedFields"]
+        .as_array()
+        .expect("entries")
+        .iter()
+        .map(|e| {
+            (
+                e["manager"].clone(),
+                e["operation"].clone(),
+                e["subresource"].clone(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        entries,
+        [
+            (json!("creator"), json!("Apply"), Value::Null),
+            (json!("ctrl"), json!("Update"), json!("status")),
+            (json!("ctrl-apply"), json!("Apply"), json!("status")),
+        ]
+    );
+    assert_eq!(
+        fields_of(&applied.body, "ctrl-apply"),
+        json!({"f:status": {"f:conditions": {"k:{\"type\":\"Ready\"}": {
+            ".": {}, "f:status": {}, "f:type": {}
+        }}}})
+    );
+}
