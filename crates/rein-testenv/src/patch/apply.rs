@@ -36,20 +36,40 @@ pub(crate) fn server_side_apply(
     force: bool,
     gvk: &Gvk,
 ) -> Result<Value, PatchError> {
-    server_side_apply_at(current, applied, field_manager, force, gvk, None)
+    server_side_apply_at(
+        current,
+        applied,
+        field_manager,
+        force,
+        gvk,
+        ApplyScope::default(),
+    )
 }
 
-/// [`server_side_apply`] through a subresource: the manager's entry is the one recorded for
-/// `subresource` (`scale`), as kube-apiserver keys entries by manager, operation and
-/// subresource.
+/// Where an apply lands: the subresource it goes through and the top-level fields that
+/// endpoint resets (a strategy's "reset fields", e.g. `status` on the main resource of a
+/// kind with a status subresource).
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct ApplyScope<'a> {
+    /// `status` or `scale`; `None` for the main resource.
+    pub(crate) subresource: Option<&'a str>,
+    /// Top-level fields the endpoint ignores: dropped from the configuration, so they are
+    /// neither changed, nor owned, nor in conflict.
+    pub(crate) reset: &'a [&'a str],
+}
+
+/// [`server_side_apply`] through an endpoint: the manager's entry is the one recorded for
+/// `scope.subresource`, as kube-apiserver keys entries by manager, operation and
+/// subresource, and the fields the endpoint resets are left out of the configuration.
 pub(crate) fn server_side_apply_at(
     current: Option<&Value>,
     applied: &[u8],
     field_manager: &str,
     force: bool,
     gvk: &Gvk,
-    subresource: Option<&str>,
+    scope: ApplyScope<'_>,
 ) -> Result<Value, PatchError> {
+    let subresource = scope.subresource;
     if field_manager.is_empty() {
         return Err(PatchError::Invalid(
             "PatchOptions.meta.k8s.io \"\" is invalid: fieldManager: Required value: is \
@@ -71,6 +91,12 @@ pub(crate) fn server_side_apply_at(
         }
     }
     check_result(&applied, gvk)?;
+    let mut applied = applied;
+    if let Some(fields) = applied.as_object_mut() {
+        for field in scope.reset {
+            fields.remove(*field);
+        }
+    }
 
     let mut object = match current {
         Some(current) => current.clone(),

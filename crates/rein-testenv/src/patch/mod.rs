@@ -25,7 +25,7 @@ use std::sync::Arc;
 use serde_json::Value;
 
 pub(crate) use apply::{
-    record_update_managed_fields, record_update_managed_fields_at, server_side_apply,
+    ApplyScope, record_update_managed_fields, record_update_managed_fields_at, server_side_apply,
     server_side_apply_at,
 };
 pub(crate) use error::{FieldConflict, PatchError};

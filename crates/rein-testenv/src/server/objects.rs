@@ -213,6 +213,31 @@ impl Ctx<'_> {
         }
     }
 
+    /// Where an apply to this path lands. As kube-apiserver's custom resource strategies,
+    /// a custom resource with a status subresource resets `status` on the main resource and
+    /// `metadata` and `spec` through `status`.
+    fn apply_scope(&self, sub: Subresource) -> patch::ApplyScope<'static> {
+        let def = &self.path.def;
+        match sub {
+            Subresource::Main => patch::ApplyScope {
+                subresource: None,
+                reset: if def.custom && def.status {
+                    &["status"]
+                } else {
+                    &[]
+                },
+            },
+            Subresource::Status => patch::ApplyScope {
+                subresource: Some("status"),
+                reset: if def.custom {
+                    &["metadata", "spec"]
+                } else {
+                    &[]
+                },
+            },
+        }
+    }
+
     /// Options of a write through the scale subresource, whose managedFields `scale` has
     /// already mapped onto the parent.
     fn scale_write_opts(&self) -> WriteOpts {
@@ -407,7 +432,10 @@ impl Ctx<'_> {
                         self.q.field_manager.as_deref().unwrap_or_default(),
                         self.q.force,
                         &scale_gvk,
-                        Some("scale"),
+                        patch::ApplyScope {
+                            subresource: Some("scale"),
+                            reset: &[],
+                        },
                     )?,
                     other => {
                         let mut patched = patch::apply_patch(other, &view, self.bytes, &scale_gvk)?;
@@ -451,7 +479,7 @@ impl Ctx<'_> {
                 &manager,
                 self.q.force,
                 &gvk,
-                (sub_kind == Subresource::Status).then_some("status"),
+                self.apply_scope(sub_kind),
             )?;
             let warnings = self.validate_fields(&txn, &applied)?;
             let opts = WriteOpts {

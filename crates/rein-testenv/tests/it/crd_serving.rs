@@ -720,8 +720,22 @@ async fn a_scale_without_desired_replicas_answers_as_kube_apiserver() {
 async fn status_writes_are_recorded_against_the_status_subresource() {
     let env = env().await;
     let client = env.client();
-    let created = apply(&client, "w", "creator", json!({"replicas": 1})).await;
+    // The main resource resets status: an apply naming it neither sets nor owns it.
+    let created = patch(
+        &client,
+        &format!("{WIDGETS}/w?fieldManager=creator"),
+        APPLY,
+        json!({"apiVersion": "serving.example.com/v1", "kind": "Widget",
+               "metadata": {"name": "w"}, "spec": {"replicas": 1},
+               "status": {"replicas": 9}}),
+    )
+    .await;
     assert_eq!(created.status, StatusCode::CREATED, "{}", created.body);
+    assert!(created.body.get("status").is_none(), "{}", created.body);
+    assert_eq!(
+        fields_of(&created.body, "creator"),
+        json!({"f:spec": {"f:replicas": {}}})
+    );
     let updated = patch(
         &client,
         &format!("{WIDGETS}/w/status?fieldManager=ctrl"),
@@ -735,11 +749,15 @@ async fn status_writes_are_recorded_against_the_status_subresource() {
         &format!("{WIDGETS}/w/status?fieldManager=ctrl-apply"),
         APPLY,
         json!({"apiVersion": "serving.example.com/v1", "kind": "Widget",
-               "metadata": {"name": "w"},
+               "metadata": {"name": "w", "labels": {"ignored": "yes"}},
+               "spec": {"replicas": 5},
                "status": {"conditions": [{"type": "Ready", "status": "True"}]}}),
     )
     .await;
     assert_eq!(applied.status, StatusCode::OK, "{}", applied.body);
+    // Through status, metadata and spec are reset: unchanged and not owned.
+    assert_eq!(applied.body["spec"]["replicas"], 1);
+    assert!(applied.body["metadata"].get("labels").is_none());
     let entries: Vec<(Value, Value, Value)> = applied.body["metadata"]["managedFields"]
         .as_array()
         .expect("entries")
