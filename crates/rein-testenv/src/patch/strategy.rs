@@ -251,11 +251,10 @@ pub(crate) fn list_kind(gvk: &Gvk, path: &[&str]) -> ListKind {
 /// replaced as a whole by apply and owned as one field. Only custom resources' schemas say
 /// so here; built-in objects are granular.
 pub(crate) fn map_is_atomic(gvk: &Gvk, path: &[&str]) -> bool {
-    if path.first() == Some(&"metadata") || is_builtin(gvk) {
+    let Some(root) = gvk.schema() else {
         return false;
-    }
-    gvk.schema()
-        .is_some_and(|root| schema::map_is_atomic(root, path))
+    };
+    path.first() != Some(&"metadata") && !is_builtin(gvk) && schema::map_is_atomic(root, path)
 }
 
 /// The semantics of `property` of the OpenAPI definition `definition`
