@@ -162,6 +162,12 @@ impl ApiError {
             "reason": self.reason,
             "code": self.code,
         });
+        if self.reason.is_empty()
+            && let Some(fields) = status.as_object_mut()
+        {
+            // kube-apiserver omits an unknown reason (an error that was not a Status).
+            fields.remove("reason");
+        }
         if let Some(details) = &self.details {
             status["details"] = details.clone();
         }

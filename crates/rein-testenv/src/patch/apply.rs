@@ -4,7 +4,7 @@ use serde_json::{Map, Value, json};
 
 use super::fieldset::{self, FieldPath, FieldSet};
 use super::strategy::{self, ListKind};
-use super::{FieldConflict, Gvk, PatchError, check_result};
+use super::{FieldConflict, Gvk, PatchError, check_result, schema};
 
 /// The `operation` of a managed-fields entry written by server-side apply.
 const APPLY: &str = "Apply";
@@ -95,6 +95,14 @@ pub(crate) fn server_side_apply_at(
     if let Some(fields) = applied.as_object_mut() {
         for field in scope.reset {
             fields.remove(*field);
+        }
+    }
+    if let Some(root) = gvk.schema()
+        && !strategy::is_builtin(gvk)
+    {
+        let errors = schema::config_errors(root, &applied);
+        if !errors.is_empty() {
+            return Err(typed_patch_error(&applied, gvk, &errors));
         }
     }
 
@@ -192,6 +200,27 @@ pub(crate) fn server_side_apply_at(
     write_entries(&mut object, entries);
     check_result(&object, gvk)?;
     Ok(object)
+}
+
+/// structured-merge-diff's refusal of a configuration, worded as kube-apiserver passes it on:
+/// one error on its own, several as an indented list.
+fn typed_patch_error(applied: &Value, gvk: &Gvk, errors: &[String]) -> PatchError {
+    let meta = |field: &str| {
+        applied
+            .pointer(&format!("/metadata/{field}"))
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_string()
+    };
+    let detail = match errors {
+        [only] => only.clone(),
+        many => format!("errors:\n  {}", many.join("\n  ")),
+    };
+    PatchError::TypedPatch(format!(
+        "failed to create typed patch object ({}/{}; {gvk}): {detail}",
+        meta("namespace"),
+        meta("name")
+    ))
 }
 
 /// Records a non-apply write (`operation` is `Update`) by `manager` in `new`'s managedFields.

@@ -49,6 +49,138 @@ pub(super) fn map_is_atomic(root: &Value, path: &[&str]) -> bool {
     })
 }
 
+/// The errors structured-merge-diff finds turning an apply configuration into a typed value
+/// under the structural schema `root`: a field the schema does not declare, an element of a
+/// `map` list without one of its keys, and duplicate elements in a `set` or `map` list. Each
+/// reads `<path>: <problem>`, the path in kube-apiserver's notation
+/// (`.spec.ports[name="http"].hosts`). `metadata` is ObjectMeta's and not checked here.
+pub(super) fn config_errors(root: &Value, config: &Value) -> Vec<String> {
+    let mut errors = Vec::new();
+    if let Value::Object(fields) = config {
+        for (name, value) in fields {
+            if name == "metadata" || name == "apiVersion" || name == "kind" {
+                continue;
+            }
+            match field_schema(root, name) {
+                Some(schema) => check(schema, value, &format!(".{name}"), &mut errors, 0),
+                None if !flag(root, "x-kubernetes-preserve-unknown-fields") => {
+                    errors.push(format!(".{name}: field not declared in schema"));
+                }
+                None => {}
+            }
+        }
+    }
+    errors
+}
+
+fn flag(schema: &Value, name: &str) -> bool {
+    schema.get(name).and_then(Value::as_bool) == Some(true)
+}
+
+fn field_schema<'a>(schema: &'a Value, name: &str) -> Option<&'a Value> {
+    match schema.get("properties").and_then(|p| p.get(name)) {
+        Some(child) => Some(child),
+        None => match schema.get("additionalProperties") {
+            Some(child @ Value::Object(_)) => Some(child),
+            _ => None,
+        },
+    }
+}
+
+fn check(schema: &Value, value: &Value, path: &str, errors: &mut Vec<String>, depth: usize) {
+    if depth > MAX_DEPTH {
+        return;
+    }
+    match value {
+        Value::Object(fields) => {
+            if flag(schema, "x-kubernetes-int-or-string") {
+                return;
+            }
+            let preserve = flag(schema, "x-kubernetes-preserve-unknown-fields");
+            let embedded = flag(schema, "x-kubernetes-embedded-resource");
+            for (name, child) in fields {
+                match field_schema(schema, name) {
+                    Some(child_schema) => {
+                        check(
+                            child_schema,
+                            child,
+                            &format!("{path}.{name}"),
+                            errors,
+                            depth + 1,
+                        );
+                    }
+                    None if preserve
+                        || (embedded
+                            && matches!(name.as_str(), "apiVersion" | "kind" | "metadata")) => {}
+                    None => errors.push(format!("{path}.{name}: field not declared in schema")),
+                }
+            }
+        }
+        Value::Array(items) => {
+            let element = schema.get("items").unwrap_or(&Value::Null);
+            let keys: Vec<&str> = match list_kind_of(schema) {
+                ListKind::Atomic => return,
+                ListKind::Set => Vec::new(),
+                ListKind::Map { .. } => schema
+                    .get("x-kubernetes-list-map-keys")
+                    .and_then(Value::as_array)
+                    .map(|keys| keys.iter().filter_map(Value::as_str).collect())
+                    .unwrap_or_default(),
+            };
+            let mut seen: Vec<String> = Vec::new();
+            for (index, item) in items.iter().enumerate() {
+                let element_path = if keys.is_empty() {
+                    format!("[={item}]")
+                } else {
+                    let missing = keys
+                        .iter()
+                        .find(|k| item.get(**k).is_none_or(Value::is_null));
+                    if let Some(missing) = missing {
+                        errors.push(format!(
+                            "{path}: element {index}: associative list with keys has an element \
+                             that omits key field {missing:?} (and doesn't have default value)"
+                        ));
+                        continue;
+                    }
+                    let mut sorted = keys.clone();
+                    sorted.sort_unstable();
+                    let parts: Vec<String> = sorted
+                        .iter()
+                        .map(|k| format!("{k}={}", item.get(*k).unwrap_or(&Value::Null)))
+                        .collect();
+                    format!("[{}]", parts.join(","))
+                };
+                if seen.contains(&element_path) {
+                    errors.push(format!("{path}: duplicate entries for key {element_path}"));
+                }
+                if !keys.is_empty() {
+                    check(
+                        element,
+                        item,
+                        &format!("{path}{element_path}"),
+                        errors,
+                        depth + 1,
+                    );
+                }
+                seen.push(element_path);
+            }
+        }
+        _ => {}
+    }
+}
+
+/// The list type a list schema declares.
+fn list_kind_of(schema: &Value) -> ListKind {
+    match schema.get("x-kubernetes-list-type").and_then(Value::as_str) {
+        Some("set") => ListKind::Set,
+        Some("map") => ListKind::Map {
+            merge_key: "",
+            keys: Vec::new(),
+        },
+        _ => ListKind::Atomic,
+    }
+}
+
 /// The schema of the field at `path`: each name steps into `properties` (or
 /// `additionalProperties`, for maps), passing through the `items` of any list on the way (a
 /// path names no list indexes).
@@ -100,6 +232,8 @@ mod tests {
                 "ports": {"type": "array", "x-kubernetes-list-type": "map",
                           "x-kubernetes-list-map-keys": ["name", "protocol"],
                           "items": {"type": "object", "properties": {
+                              "name": {"type": "string"},
+                              "protocol": {"type": "string"},
                               "hosts": {"type": "array", "x-kubernetes-list-type": "set",
                                         "items": {"type": "string"}},
                           }}},
@@ -130,6 +264,38 @@ mod tests {
         assert_eq!(list_kind(&root, &["spec", "plain"]), ListKind::Atomic);
         assert_eq!(list_kind(&root, &["spec", "keyless"]), ListKind::Atomic);
         assert_eq!(list_kind(&root, &["spec", "missing"]), ListKind::Atomic);
+    }
+
+    #[test]
+    fn configurations_with_keyless_or_duplicate_elements_are_refused() {
+        let root = schema();
+        let config = json!({"spec": {
+            "tags": ["a", "b", "a"],
+            "ports": [
+                {"name": "http", "protocol": "TCP", "hosts": ["x", "x"]},
+                {"name": "dns"},
+                {"name": "http", "protocol": "TCP"},
+            ],
+            "plain": ["same", "same"],
+        }});
+        assert_eq!(
+            config_errors(&root, &config),
+            [
+                ".spec.ports[name=\"http\",protocol=\"TCP\"].hosts: duplicate entries for key [=\"x\"]",
+                ".spec.ports: element 1: associative list with keys has an element that omits \
+                 key field \"protocol\" (and doesn't have default value)",
+                ".spec.ports: duplicate entries for key [name=\"http\",protocol=\"TCP\"]",
+                ".spec.tags: duplicate entries for key [=\"a\"]",
+            ]
+        );
+        assert!(config_errors(&root, &json!({"spec": {"tags": ["a"]}})).is_empty());
+        assert_eq!(
+            config_errors(&root, &json!({"spec": {"colour": "red"}, "extra": 1})),
+            [
+                ".extra: field not declared in schema",
+                ".spec.colour: field not declared in schema",
+            ]
+        );
     }
 
     #[test]

@@ -779,7 +779,8 @@ fn ordered_gvk() -> Gvk {
         "properties": {"spec": {"type": "object", "properties": {
             "items": {"type": "array", "x-kubernetes-list-type": "map",
                       "x-kubernetes-list-map-keys": ["name"],
-                      "items": {"type": "object"}},
+                      "items": {"type": "object",
+                                "x-kubernetes-preserve-unknown-fields": true}},
             "tags": {"type": "array", "x-kubernetes-list-type": "set",
                      "items": {"type": "string"}},
         }}},
