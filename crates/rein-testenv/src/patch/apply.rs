@@ -91,18 +91,19 @@ pub(crate) fn server_side_apply_at(
         }
     }
     check_result(&applied, gvk)?;
-    let mut applied = applied;
-    if let Some(fields) = applied.as_object_mut() {
-        for field in scope.reset {
-            fields.remove(*field);
-        }
-    }
+    // The whole configuration is typed first, the endpoint's reset fields included.
     if let Some(root) = gvk.schema()
         && !strategy::is_builtin(gvk)
     {
         let errors = schema::config_errors(root, &applied);
         if !errors.is_empty() {
             return Err(typed_patch_error(&applied, gvk, &errors));
+        }
+    }
+    let mut applied = applied;
+    if let Some(fields) = applied.as_object_mut() {
+        for field in scope.reset {
+            fields.remove(*field);
         }
     }
 
