@@ -132,9 +132,16 @@ fn check(schema: &Value, value: &Value, path: &str, errors: &mut Vec<String>, de
                 let element_path = if keys.is_empty() {
                     format!("[={item}]")
                 } else {
+                    let has_default = |k: &str| {
+                        element
+                            .get("properties")
+                            .and_then(|p| p.get(k))
+                            .and_then(|field| field.get("default"))
+                            .is_some()
+                    };
                     let missing = keys
                         .iter()
-                        .find(|k| item.get(**k).is_none_or(Value::is_null));
+                        .find(|k| item.get(**k).is_none_or(Value::is_null) && !has_default(k));
                     if let Some(missing) = missing {
                         errors.push(format!(
                             "{path}: element {index}: associative list with keys has an element \
@@ -238,6 +245,12 @@ mod tests {
                                         "items": {"type": "string"}},
                           }}},
                 "plain": {"type": "array", "items": {"type": "string"}},
+                "defaulted": {"type": "array", "x-kubernetes-list-type": "map",
+                              "x-kubernetes-list-map-keys": ["name", "protocol"],
+                              "items": {"type": "object", "properties": {
+                                  "name": {"type": "string"},
+                                  "protocol": {"type": "string", "default": "TCP"},
+                              }}},
                 "keyless": {"type": "array", "x-kubernetes-list-type": "map",
                             "items": {"type": "object"}},
                 "byName": {"type": "object", "additionalProperties": {
@@ -289,6 +302,8 @@ mod tests {
             ]
         );
         assert!(config_errors(&root, &json!({"spec": {"tags": ["a"]}})).is_empty());
+        // A key field with a schema default may be left out.
+        assert!(config_errors(&root, &json!({"spec": {"defaulted": [{"name": "a"}]}})).is_empty());
         assert_eq!(
             config_errors(&root, &json!({"spec": {"colour": "red"}, "extra": 1})),
             [
