@@ -78,6 +78,7 @@ pub(crate) fn v3_index(crds: &[CrdSchema]) -> Value {
             crd_definition(crd).to_string().hash(hasher);
             crd.plural.hash(hasher);
             crd.namespaced.hash(hasher);
+            (crd.status, crd.scale).hash(hasher);
         }
     }
     let paths: Map<String, Value> = group_versions
