@@ -10,8 +10,18 @@ use super::builtin::builtins;
 use crate::patch::Gvk;
 
 const OBJECT_META: &str = "io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta";
+const SCALE: &str = "io.k8s.api.autoscaling.v1.Scale";
 const PATCH: &str = "io.k8s.apimachinery.pkg.apis.meta.v1.Patch";
 const SERVER_VERSION: &str = "v1.33.0";
+/// The PATCH content types kube-apiserver advertises for custom resources.
+const CUSTOM_PATCH_TYPES: &[&str] = &[
+    "application/json-patch+json",
+    "application/merge-patch+json",
+    "application/apply-patch+yaml",
+];
+/// The description kube-apiserver gives a custom resource's `metadata`.
+const METADATA_DESCRIPTION: &str = "Standard object's metadata. More info: \
+    https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata";
 
 /// A resource as the documents describe it, built-in or custom.
 #[derive(Debug, Clone)]
@@ -20,15 +30,24 @@ struct Served {
     plural: String,
     namespaced: bool,
     definition: String,
+    /// Defined by a CRD: no strategic merge patch.
+    custom: bool,
+    /// Serves `status` (paths are published for custom resources only).
+    status: bool,
+    /// Serves `scale` (paths are published for custom resources only).
+    scale: bool,
 }
 
 /// The Swagger 2.0 document served at `/openapi/v2`.
 pub(crate) fn v2_document(crds: &[CrdSchema]) -> Value {
     let mut definitions = builtins().definitions.clone();
     for crd in crds {
-        definitions.insert(crd.definition_name(), crd_definition(crd));
+        definitions.insert(crd.definition_name(), crd_definition_v2(crd));
     }
     definitions.entry(PATCH).or_insert_with(patch_definition);
+    if crds.iter().any(|c| c.scale) {
+        add_scale_definitions(&mut definitions);
+    }
     let mut paths = Map::new();
     for resource in served(crds) {
         add_paths(&mut paths, &resource, Flavor::V2);
@@ -59,6 +78,7 @@ pub(crate) fn v3_index(crds: &[CrdSchema]) -> Value {
             crd_definition(crd).to_string().hash(hasher);
             crd.plural.hash(hasher);
             crd.namespaced.hash(hasher);
+            (crd.status, crd.scale).hash(hasher);
         }
     }
     let paths: Map<String, Value> = group_versions
@@ -82,6 +102,7 @@ pub(crate) fn v3_group_version(group: &str, version: &str, crds: &[CrdSchema]) -
         return None;
     }
     let mut pool = builtins().definitions.clone();
+    add_scale_definitions(&mut pool);
     for crd in crds
         .iter()
         .filter(|c| c.group == group && c.version == version)
@@ -93,6 +114,9 @@ pub(crate) fn v3_group_version(group: &str, version: &str, crds: &[CrdSchema]) -
     for resource in &resources {
         add_paths(&mut paths, resource, Flavor::V3);
         wanted.push(resource.definition.clone());
+        if resource.custom && resource.scale {
+            wanted.push(SCALE.to_string());
+        }
     }
     let mut schemas = Map::new();
     while let Some(name) = wanted.pop() {
@@ -123,12 +147,16 @@ fn patch_definition() -> Value {
     })
 }
 
-/// The definition a CRD contributes: its schema plus `apiVersion`, `kind`, `metadata` and GVK.
+/// The definition a CRD contributes: its schema plus `apiVersion`, `kind`, `metadata` (a
+/// reference to ObjectMeta) and GVK, as kube-apiserver's CRD OpenAPI builder makes it. The
+/// CRD's own extensions (`x-kubernetes-list-type`, `x-kubernetes-map-type`, …) stay; there are
+/// no `x-kubernetes-patch-*` ones, as custom resources have no strategic merge patch.
 pub(super) fn crd_definition(crd: &CrdSchema) -> Value {
     let mut schema = match &crd.schema {
         Value::Object(map) => map.clone(),
         _ => Map::new(),
     };
+    strip_patch_extensions(&mut schema);
     schema.insert("type".to_string(), json!("object"));
     let properties = schema
         .entry("properties")
@@ -145,7 +173,7 @@ pub(super) fn crd_definition(crd: &CrdSchema) -> Value {
         );
         properties.insert(
             "metadata".to_string(),
-            json!({"$ref": format!("#/definitions/{OBJECT_META}"), "description": "Standard object's metadata."}),
+            json!({"$ref": format!("#/definitions/{OBJECT_META}"), "description": METADATA_DESCRIPTION}),
         );
     }
     schema.insert(
@@ -153,6 +181,41 @@ pub(super) fn crd_definition(crd: &CrdSchema) -> Value {
         json!([{"group": crd.group, "version": crd.version, "kind": crd.kind}]),
     );
     Value::Object(schema)
+}
+
+/// The Swagger 2.0 flavour: a schema that preserves unknown fields at its root is published
+/// as a bare object (as kube-apiserver does, so kubectl's client-side validation lets every
+/// field through).
+fn crd_definition_v2(crd: &CrdSchema) -> Value {
+    if crd.schema.get("x-kubernetes-preserve-unknown-fields") == Some(&Value::Bool(true)) {
+        return json!({
+            "type": "object",
+            "x-kubernetes-group-version-kind":
+                [{"group": crd.group, "version": crd.version, "kind": crd.kind}],
+        });
+    }
+    crd_definition(crd)
+}
+
+/// Removes `x-kubernetes-patch-strategy` and `x-kubernetes-patch-merge-key` at every level
+/// of a CRD's schema: they would make kubectl compute strategic merge patches, which the
+/// server refuses for custom resources.
+fn strip_patch_extensions(schema: &mut Map<String, Value>) {
+    schema.remove("x-kubernetes-patch-strategy");
+    schema.remove("x-kubernetes-patch-merge-key");
+    for child in schema.values_mut() {
+        match child {
+            Value::Object(map) => strip_patch_extensions(map),
+            Value::Array(items) => {
+                for item in items {
+                    if let Value::Object(map) = item {
+                        strip_patch_extensions(map);
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
 }
 
 /// The GVK's definition name, for validation.
@@ -172,6 +235,9 @@ fn served(crds: &[CrdSchema]) -> Vec<Served> {
             plural: r.plural.to_string(),
             namespaced: r.namespaced,
             definition: r.definition.clone(),
+            custom: false,
+            status: false,
+            scale: false,
         })
         .collect();
     for crd in crds {
@@ -180,6 +246,9 @@ fn served(crds: &[CrdSchema]) -> Vec<Served> {
             plural: crd.plural.clone(),
             namespaced: crd.namespaced,
             definition: crd.definition_name(),
+            custom: true,
+            status: crd.status,
+            scale: crd.scale,
         });
     }
     out
@@ -237,6 +306,75 @@ fn add_paths(paths: &mut Map<String, Value>, resource: &Served, flavor: Flavor) 
         all.insert("get".into(), operation(resource, "list", flavor));
         paths.insert(format!("{prefix}/{}", resource.plural), Value::Object(all));
     }
+
+    // A custom resource's subresources, as kube-apiserver's CRD OpenAPI builder adds them:
+    // get, put and patch of `status` (the resource's own schema) and `scale` (a Scale).
+    let subresources = [
+        (resource.custom && resource.status, "status", "Status"),
+        (resource.custom && resource.scale, "scale", "Scale"),
+    ];
+    for (_, path, suffix) in subresources.into_iter().filter(|(served, ..)| *served) {
+        let mut target = resource.clone();
+        if path == "scale" {
+            target.gvk = Gvk::new("autoscaling", "v1", "Scale");
+            target.definition = SCALE.to_string();
+        }
+        let mut sub = Map::new();
+        for (method, action) in [("get", "get"), ("put", "put"), ("patch", "patch")] {
+            let mut op = operation(&target, action, flavor);
+            // Named after the parent: `readStableV1NamespacedCronTabScale`.
+            op["operationId"] = json!(format!(
+                "{}{suffix}",
+                operation(resource, action, flavor)["operationId"]
+                    .as_str()
+                    .unwrap_or_default()
+            ));
+            sub.insert(method.into(), op);
+        }
+        sub.insert("parameters".into(), path_parameters(&item_params, flavor));
+        paths.insert(format!("{scope}/{{name}}/{path}"), Value::Object(sub));
+    }
+}
+
+/// `autoscaling/v1` Scale and its parts, for the scale subresources of custom resources (the
+/// built-in definitions hold listable kinds only).
+fn add_scale_definitions(definitions: &mut Map<String, Value>) {
+    definitions.entry(SCALE).or_insert_with(|| {
+        json!({
+            "description": "Scale represents a scaling request for a resource.",
+            "type": "object",
+            "properties": {
+                "apiVersion": {"type": "string", "description": "APIVersion defines the versioned schema of this representation of an object."},
+                "kind": {"type": "string", "description": "Kind is a string value representing the REST resource this object represents."},
+                "metadata": {"$ref": format!("#/definitions/{OBJECT_META}"), "description": METADATA_DESCRIPTION},
+                "spec": {"$ref": "#/definitions/io.k8s.api.autoscaling.v1.ScaleSpec", "description": "spec defines the behavior of the scale."},
+                "status": {"$ref": "#/definitions/io.k8s.api.autoscaling.v1.ScaleStatus", "description": "status is the current status of the scale. Read-only."},
+            },
+            "x-kubernetes-group-version-kind": [{"group": "autoscaling", "kind": "Scale", "version": "v1"}],
+        })
+    });
+    definitions
+        .entry("io.k8s.api.autoscaling.v1.ScaleSpec")
+        .or_insert_with(|| {
+            json!({
+                "description": "ScaleSpec describes the attributes of a scale subresource.",
+                "type": "object",
+                "properties": {"replicas": {"type": "integer", "format": "int32", "description": "replicas is the desired number of instances for the scaled object."}},
+            })
+        });
+    definitions
+        .entry("io.k8s.api.autoscaling.v1.ScaleStatus")
+        .or_insert_with(|| {
+            json!({
+                "description": "ScaleStatus represents the current status of a scale subresource.",
+                "type": "object",
+                "required": ["replicas"],
+                "properties": {
+                    "replicas": {"type": "integer", "format": "int32", "description": "replicas is the actual number of observed instances of the scaled object."},
+                    "selector": {"type": "string", "description": "selector is the label query over pods that should match the replicas count."},
+                },
+            })
+        });
 }
 
 fn path_parameters(names: &[&str], flavor: Flavor) -> Value {
@@ -344,7 +482,10 @@ fn operation(resource: &Served, action: &str, flavor: Flavor) -> Value {
         "x-kubernetes-action": action,
         "x-kubernetes-group-version-kind": {"group": gvk.group, "version": gvk.version, "kind": gvk.kind},
     });
-    let consumes = match action {
+    // As kube-apiserver: custom resources take no strategic merge patch, and kubectl's
+    // client-side apply looks here to pick between a strategic and a JSON merge patch.
+    let consumes: Vec<&str> = match action {
+        "patch" if resource.custom => CUSTOM_PATCH_TYPES.to_vec(),
         "patch" => vec![
             "application/json-patch+json",
             "application/merge-patch+json",

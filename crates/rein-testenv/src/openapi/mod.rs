@@ -38,6 +38,10 @@ pub(crate) struct CrdSchema {
     pub(crate) namespaced: bool,
     /// The version's `schema.openAPIV3Schema`.
     pub(crate) schema: serde_json::Value,
+    /// Whether the version serves the `status` subresource.
+    pub(crate) status: bool,
+    /// Whether the version serves the `scale` subresource.
+    pub(crate) scale: bool,
 }
 
 impl CrdSchema {

@@ -13,6 +13,8 @@ fn crontab(schema: Value) -> CrdSchema {
         plural: "crontabs".to_string(),
         namespaced: true,
         schema,
+        status: true,
+        scale: true,
     }
 }
 

@@ -26,18 +26,15 @@ pub(crate) fn unknown_fields(gvk: &Gvk, crds: &[CrdSchema], obj: &Value) -> Vec<
     };
     let mut walker = Walker {
         definitions,
-        structural: crd.is_some(),
         unknown: Vec::new(),
     };
-    walker.walk(&root, obj, "");
+    walker.walk(&root, obj, "", crd.is_some());
     walker.unknown
 }
 
 #[derive(Debug)]
 struct Walker<'a> {
     definitions: &'a Map<String, Value>,
-    /// Custom resources: an object schema without properties declares no fields.
-    structural: bool,
     unknown: Vec<String>,
 }
 
@@ -66,8 +63,14 @@ fn resolve<'s>(definitions: &'s Map<String, Value>, mut schema: &'s Value) -> &'
 }
 
 impl Walker<'_> {
-    fn walk(&mut self, schema: &Value, value: &Value, path: &str) {
-        let schema = resolve(self.definitions, schema);
+    /// Walks `value` against `schema`. `structural` holds inside a custom resource's own
+    /// schema, where an object schema without properties declares no fields; it ends at a
+    /// `$ref` into the built-in definitions (`metadata` is ObjectMeta, whose `fieldsV1` and
+    /// the like are free-form objects).
+    fn walk(&mut self, schema: &Value, value: &Value, path: &str, structural: bool) {
+        let resolved = resolve(self.definitions, schema);
+        let structural = structural && std::ptr::eq(resolved, schema);
+        let schema = resolved;
         let flag = |name: &str| schema.get(name).and_then(Value::as_bool) == Some(true);
         let preserve = flag("x-kubernetes-preserve-unknown-fields");
         let embedded = flag("x-kubernetes-embedded-resource");
@@ -79,19 +82,19 @@ impl Walker<'_> {
                 let properties = schema.get("properties").and_then(Value::as_object);
                 let additional = schema.get("additionalProperties");
                 let declares_nothing = properties.is_none() && additional.is_none();
-                if declares_nothing && !(self.structural && is_object(schema)) {
+                if declares_nothing && !(structural && is_object(schema)) {
                     return;
                 }
                 for (key, child) in fields {
                     let child_path = join(path, key);
                     if let Some(child_schema) = properties.and_then(|p| p.get(key)) {
-                        self.walk(child_schema, child, &child_path);
+                        self.walk(child_schema, child, &child_path, structural);
                         continue;
                     }
                     match additional {
                         Some(Value::Bool(true)) => {}
                         Some(additional @ Value::Object(_)) => {
-                            self.walk(additional, child, &child_path);
+                            self.walk(additional, child, &child_path, structural);
                         }
                         _ if preserve => {}
                         _ if embedded
@@ -103,7 +106,7 @@ impl Walker<'_> {
             Value::Array(items) => {
                 if let Some(item_schema) = schema.get("items") {
                     for (index, item) in items.iter().enumerate() {
-                        self.walk(item_schema, item, &format!("{path}[{index}]"));
+                        self.walk(item_schema, item, &format!("{path}[{index}]"), structural);
                     }
                 }
             }

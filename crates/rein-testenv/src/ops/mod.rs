@@ -48,7 +48,11 @@ pub(crate) struct Target<'a> {
 impl Target<'_> {
     /// The group, version and kind of the request.
     pub(crate) fn gvk(&self) -> Gvk {
-        Gvk::new(&self.def.group, self.version, &self.def.kind)
+        let schema = self
+            .def
+            .custom_version(self.version)
+            .and_then(|v| v.schema.clone());
+        Gvk::new(&self.def.group, self.version, &self.def.kind).with_schema(schema)
     }
 }
 

@@ -97,6 +97,15 @@ pub(crate) fn update(
                     }
                 }
             }
+            if opts.managed_fields_done {
+                // A server-side apply to `status` computed the entries: keep them.
+                match new.pointer("/metadata/managedFields") {
+                    Some(entries) => {
+                        meta_mut(&mut result).insert("managedFields".into(), entries.clone())
+                    }
+                    None => meta_mut(&mut result).remove("managedFields"),
+                };
+            }
             result
         }
     };
@@ -140,12 +149,14 @@ pub(crate) fn update(
     // Also without a field manager: the stored entries are kept (and lose the fields this
     // write changed) when the request sends no managedFields, as kube-apiserver keeps them.
     if !opts.managed_fields_done {
-        patch::record_update_managed_fields(
+        // Writes through `status` are recorded against it, as kube-apiserver records them.
+        patch::record_update_managed_fields_at(
             Some(&old),
             &mut result,
             &opts.field_manager,
             "Update",
             &target.gvk(),
+            (sub == Subresource::Status).then_some("status"),
         );
     }
     if same_ignoring_time(&old, &result) {

@@ -4,7 +4,7 @@ use serde_json::{Map, Value, json};
 
 use super::fieldset::{self, FieldPath, FieldSet};
 use super::strategy::{self, ListKind};
-use super::{FieldConflict, Gvk, PatchError, check_result};
+use super::{FieldConflict, Gvk, PatchError, check_result, schema};
 
 /// The `operation` of a managed-fields entry written by server-side apply.
 const APPLY: &str = "Apply";
@@ -36,6 +36,40 @@ pub(crate) fn server_side_apply(
     force: bool,
     gvk: &Gvk,
 ) -> Result<Value, PatchError> {
+    server_side_apply_at(
+        current,
+        applied,
+        field_manager,
+        force,
+        gvk,
+        ApplyScope::default(),
+    )
+}
+
+/// Where an apply lands: the subresource it goes through and the top-level fields that
+/// endpoint resets (a strategy's "reset fields", e.g. `status` on the main resource of a
+/// kind with a status subresource).
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct ApplyScope<'a> {
+    /// `status` or `scale`; `None` for the main resource.
+    pub(crate) subresource: Option<&'a str>,
+    /// Top-level fields the endpoint ignores: dropped from the configuration, so they are
+    /// neither changed, nor owned, nor in conflict.
+    pub(crate) reset: &'a [&'a str],
+}
+
+/// [`server_side_apply`] through an endpoint: the manager's entry is the one recorded for
+/// `scope.subresource`, as kube-apiserver keys entries by manager, operation and
+/// subresource, and the fields the endpoint resets are left out of the configuration.
+pub(crate) fn server_side_apply_at(
+    current: Option<&Value>,
+    applied: &[u8],
+    field_manager: &str,
+    force: bool,
+    gvk: &Gvk,
+    scope: ApplyScope<'_>,
+) -> Result<Value, PatchError> {
+    let subresource = scope.subresource;
     if field_manager.is_empty() {
         return Err(PatchError::Invalid(
             "PatchOptions.meta.k8s.io \"\" is invalid: fieldManager: Required value: is \
@@ -57,6 +91,21 @@ pub(crate) fn server_side_apply(
         }
     }
     check_result(&applied, gvk)?;
+    // The whole configuration is typed first, the endpoint's reset fields included.
+    if let Some(root) = gvk.schema()
+        && !strategy::is_builtin(gvk)
+    {
+        let errors = schema::config_errors(root, &applied);
+        if !errors.is_empty() {
+            return Err(typed_patch_error(&applied, gvk, &errors));
+        }
+    }
+    let mut applied = applied;
+    if let Some(fields) = applied.as_object_mut() {
+        for field in scope.reset {
+            fields.remove(*field);
+        }
+    }
 
     let mut object = match current {
         Some(current) => current.clone(),
@@ -109,9 +158,11 @@ pub(crate) fn server_side_apply(
     let mut path = Vec::new();
     merge(&mut object, &applied, gvk, &mut path);
 
-    let previous = entries
-        .iter()
-        .position(|e| e.manager == field_manager && e.operation == APPLY);
+    let previous = entries.iter().position(|e| {
+        e.manager == field_manager
+            && e.operation == APPLY
+            && e.subresource.as_deref() == subresource
+    });
     if let Some(previous) = previous {
         let stale: Vec<FieldPath> = entries[previous]
             .fields
@@ -140,7 +191,7 @@ pub(crate) fn server_side_apply(
             .unwrap_or_default()
             .to_string(),
         time: Some(now()),
-        subresource: None,
+        subresource: subresource.map(str::to_string),
         fields: applied_set,
     };
     match previous {
@@ -150,6 +201,27 @@ pub(crate) fn server_side_apply(
     write_entries(&mut object, entries);
     check_result(&object, gvk)?;
     Ok(object)
+}
+
+/// structured-merge-diff's refusal of a configuration, worded as kube-apiserver passes it on:
+/// one error on its own, several as an indented list.
+fn typed_patch_error(applied: &Value, gvk: &Gvk, errors: &[String]) -> PatchError {
+    let meta = |field: &str| {
+        applied
+            .pointer(&format!("/metadata/{field}"))
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_string()
+    };
+    let detail = match errors {
+        [only] => only.clone(),
+        many => format!("errors:\n  {}", many.join("\n  ")),
+    };
+    PatchError::TypedPatch(format!(
+        "failed to create typed patch object ({}/{}; {gvk}): {detail}",
+        meta("namespace"),
+        meta("name")
+    ))
 }
 
 /// Records a non-apply write (`operation` is `Update`) by `manager` in `new`'s managedFields.
@@ -170,6 +242,19 @@ pub(crate) fn record_update_managed_fields(
     manager: &str,
     operation: &str,
     gvk: &Gvk,
+) {
+    record_update_managed_fields_at(old, new, manager, operation, gvk, None);
+}
+
+/// [`record_update_managed_fields`] through a subresource: the manager's entry is the one
+/// recorded for `subresource` (`scale`).
+pub(crate) fn record_update_managed_fields_at(
+    old: Option<&Value>,
+    new: &mut Value,
+    manager: &str,
+    operation: &str,
+    gvk: &Gvk,
+    subresource: Option<&str>,
 ) {
     let sent = match new.pointer("/metadata/managedFields") {
         Some(Value::Array(sent)) if is_reset(sent) => None,
@@ -218,7 +303,9 @@ pub(crate) fn record_update_managed_fields(
     if !manager.is_empty() && !changed.is_empty() {
         let api_version = gvk.api_version();
         let position = entries.iter().position(|e| {
-            e.manager == manager && e.operation == operation && e.subresource.is_none()
+            e.manager == manager
+                && e.operation == operation
+                && e.subresource.as_deref() == subresource
         });
         let index = match position {
             Some(index) => index,
@@ -228,7 +315,7 @@ pub(crate) fn record_update_managed_fields(
                     operation: operation.to_string(),
                     api_version: api_version.clone(),
                     time: None,
-                    subresource: None,
+                    subresource: subresource.map(str::to_string),
                     fields: FieldSet::default(),
                 });
                 entries.len() - 1
@@ -294,7 +381,12 @@ fn merge(target: &mut Value, applied: &Value, gvk: &Gvk, path: &mut Vec<String>)
             continue;
         }
         path.push(key.clone());
+        let segments: Vec<&str> = path.iter().map(String::as_str).collect();
+        let atomic = value.is_object() && strategy::map_is_atomic(gvk, &segments);
         match value {
+            Value::Object(_) if atomic => {
+                target_map.insert(key.clone(), value.clone());
+            }
             Value::Object(_) => {
                 let slot = target_map
                     .entry(key.clone())
@@ -302,7 +394,6 @@ fn merge(target: &mut Value, applied: &Value, gvk: &Gvk, path: &mut Vec<String>)
                 merge(slot, value, gvk, path);
             }
             Value::Array(items) => {
-                let segments: Vec<&str> = path.iter().map(String::as_str).collect();
                 let kind = strategy::list_kind(gvk, &segments);
                 let existing = match target_map.remove(key) {
                     Some(Value::Array(existing)) => existing,
@@ -319,38 +410,93 @@ fn merge(target: &mut Value, applied: &Value, gvk: &Gvk, path: &mut Vec<String>)
     }
 }
 
+/// Merges an applied list into the live one by element identity (the value for a set, the
+/// key fields for a map), in structured-merge-diff's order: live elements the configuration
+/// does not name keep their place, the configuration's elements come in its order, merged
+/// with their live counterparts.
 fn merge_list(
-    mut existing: Vec<Value>,
+    existing: Vec<Value>,
     applied: &[Value],
     kind: ListKind,
     gvk: &Gvk,
     path: &mut Vec<String>,
 ) -> Vec<Value> {
-    match kind {
-        ListKind::Atomic => applied.to_vec(),
-        ListKind::Set => {
-            for item in applied {
-                if !existing.contains(item) {
-                    existing.push(item.clone());
-                }
-            }
-            existing
+    let identity = |item: &Value| -> Value {
+        match &kind {
+            ListKind::Map { keys, .. } => Value::Array(
+                keys.iter()
+                    .map(|k| item.get(k.as_str()).cloned().unwrap_or(Value::Null))
+                    .collect(),
+            ),
+            _ => item.clone(),
         }
-        ListKind::Map { keys, .. } => {
-            for item in applied {
-                let same_key = |e: &Value| {
-                    keys.iter()
-                        .filter(|k| item.get(**k).is_some())
-                        .all(|k| e.get(*k) == item.get(*k))
-                };
-                match existing.iter_mut().find(|e| same_key(e)) {
-                    Some(slot) => merge(slot, item, gvk, path),
-                    None => existing.push(item.clone()),
-                }
-            }
-            existing
-        }
+    };
+    if kind == ListKind::Atomic {
+        return applied.to_vec();
     }
+    let lhs_keys: Vec<Value> = existing.iter().map(identity).collect();
+    let rhs_keys: Vec<Value> = applied.iter().map(identity).collect();
+    let mut shared = rhs_keys
+        .iter()
+        .filter(|k| lhs_keys.contains(k))
+        .collect::<std::collections::VecDeque<_>>();
+    let mut next_shared = shared.pop_front();
+    let mut lhs: Vec<Option<Value>> = existing.into_iter().map(Some).collect();
+    let mut merged = |live: Option<Value>, item: &Value| -> Value {
+        match (&kind, live) {
+            (ListKind::Map { .. }, Some(mut live)) => {
+                merge(&mut live, item, gvk, path);
+                live
+            }
+            _ => item.clone(),
+        }
+    };
+    let mut out = Vec::with_capacity(lhs.len().max(applied.len()));
+    let (mut l, mut r) = (0, 0);
+    while l < lhs.len() || r < applied.len() {
+        if l < lhs.len() && lhs[l].is_none() {
+            // Already merged with an earlier element of the configuration.
+            l += 1;
+            continue;
+        }
+        let named = |l: usize| rhs_keys.contains(&lhs_keys[l]);
+        if l < lhs.len() && r < applied.len() {
+            if lhs_keys[l] == rhs_keys[r] {
+                out.push(merged(lhs[l].take(), &applied[r]));
+                l += 1;
+                r += 1;
+                next_shared = shared.pop_front();
+                continue;
+            }
+            if named(l) && next_shared.is_some_and(|n| *n != lhs_keys[l]) {
+                // Named later in the configuration: it comes in the configuration's order.
+                l += 1;
+                continue;
+            }
+        }
+        if l < lhs.len() && !named(l) {
+            out.extend(lhs[l].take());
+            l += 1;
+            continue;
+        }
+        if r < applied.len() {
+            let live = (0..lhs.len())
+                .find(|&i| lhs[i].is_some() && lhs_keys[i] == rhs_keys[r])
+                .and_then(|i| lhs[i].take());
+            out.push(merged(live, &applied[r]));
+            if next_shared.is_some_and(|n| *n == rhs_keys[r]) {
+                next_shared = shared.pop_front();
+            }
+            r += 1;
+            continue;
+        }
+        // Configuration used up: a live duplicate of an element it named stays.
+        out.extend(lhs[l].take());
+        l += 1;
+    }
+    // Live duplicates skipped while the configuration still had elements to place.
+    out.extend(lhs.into_iter().flatten());
+    out
 }
 
 fn read_entries(object: &Value) -> Vec<ManagedEntry> {

@@ -34,6 +34,11 @@ pub(crate) enum PatchError {
     /// The patch type is not supported for this kind (415), e.g. strategic merge on a CRD.
     #[error("{0}")]
     UnsupportedMediaType(String),
+    /// An apply configuration that does not fit its schema's list types (duplicate or
+    /// keyless elements): kube-apiserver answers 500 with no reason, the
+    /// message naming the object (`failed to create typed patch object (ns/name; gvk): …`).
+    #[error("{0}")]
+    TypedPatch(String),
 }
 
 /// One field that an apply would take from another manager.
@@ -63,6 +68,7 @@ impl PatchError {
             PatchError::Invalid(_) | PatchError::TestFailed(_) => 422,
             PatchError::Conflict(_) => 409,
             PatchError::UnsupportedMediaType(_) => 415,
+            PatchError::TypedPatch(_) => 500,
         }
     }
 
@@ -75,6 +81,7 @@ impl PatchError {
             PatchError::Invalid(_) | PatchError::TestFailed(_) => "Invalid",
             PatchError::Conflict(_) => "Conflict",
             PatchError::UnsupportedMediaType(_) => "UnsupportedMediaType",
+            PatchError::TypedPatch(_) => "",
         }
     }
 

@@ -132,6 +132,10 @@ impl FieldSet {
             return;
         }
         let node = self.children.entry(format!("f:{key}")).or_default();
+        if value.is_object() && strategy::map_is_atomic(gvk, path) {
+            // An atomic map or struct is one field: its owner owns it whole.
+            return;
+        }
         node.add_children(value, gvk, path);
     }
 
@@ -154,7 +158,7 @@ impl FieldSet {
                 }
                 ListKind::Map { keys, .. } => {
                     for item in items {
-                        let Some(key) = element_key(item, keys) else {
+                        let Some(key) = element_key(item, &keys) else {
                             continue;
                         };
                         let element = self.children.entry(key).or_default();
@@ -239,10 +243,10 @@ impl FieldSet {
 }
 
 /// The `k:` key of a list element: its key fields, sorted, as compact JSON.
-fn element_key(item: &Value, keys: &[&str]) -> Option<String> {
+fn element_key(item: &Value, keys: &[String]) -> Option<String> {
     let mut present: Vec<(&str, &Value)> = keys
         .iter()
-        .filter_map(|key| item.get(*key).map(|value| (*key, value)))
+        .filter_map(|key| item.get(key.as_str()).map(|value| (key.as_str(), value)))
         .collect();
     if present.is_empty() {
         return None;

@@ -11,20 +11,34 @@
 mod apply;
 mod error;
 mod fieldset;
+mod scale;
+mod schema;
 mod strategic;
 pub(crate) mod strategy;
 #[cfg(test)]
 mod tests;
 
 use std::fmt;
+use std::hash::{Hash, Hasher};
+use std::sync::Arc;
 
 use serde_json::Value;
 
-pub(crate) use apply::{record_update_managed_fields, server_side_apply};
+pub(crate) use apply::{
+    ApplyScope, record_update_managed_fields, record_update_managed_fields_at, server_side_apply,
+    server_side_apply_at,
+};
 pub(crate) use error::{FieldConflict, PatchError};
+pub(crate) use scale::{
+    parent_entries as scale_parent_entries, pointer_path as scale_pointer_path, scale_entries,
+};
 
 /// A group, version and kind: which schema and list semantics a patch is applied with.
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+///
+/// For a custom resource it also carries the version's `openAPIV3Schema`, whose
+/// `x-kubernetes-list-type` / `x-kubernetes-map-type` extensions drive server-side apply.
+/// Equality and hashing look at the group, version and kind only.
+#[derive(Debug, Clone)]
 pub(crate) struct Gvk {
     /// API group, empty for the core group.
     pub(crate) group: String,
@@ -32,6 +46,22 @@ pub(crate) struct Gvk {
     pub(crate) version: String,
     /// Kind, e.g. `Pod`.
     pub(crate) kind: String,
+    /// A custom resource's structural schema (`None` for built-ins).
+    schema: Option<Arc<Value>>,
+}
+
+impl PartialEq for Gvk {
+    fn eq(&self, other: &Gvk) -> bool {
+        (&self.group, &self.version, &self.kind) == (&other.group, &other.version, &other.kind)
+    }
+}
+
+impl Eq for Gvk {}
+
+impl Hash for Gvk {
+    fn hash<H: Hasher>(&self, state: &mut H) {
+        (&self.group, &self.version, &self.kind).hash(state);
+    }
 }
 
 impl Gvk {
@@ -41,7 +71,19 @@ impl Gvk {
             group: group.to_string(),
             version: version.to_string(),
             kind: kind.to_string(),
+            schema: None,
         }
+    }
+
+    /// The same GVK with a custom resource's schema attached.
+    pub(crate) fn with_schema(mut self, schema: Option<Arc<Value>>) -> Gvk {
+        self.schema = schema;
+        self
+    }
+
+    /// The custom resource's schema, if one is attached.
+    pub(crate) fn schema(&self) -> Option<&Value> {
+        self.schema.as_deref()
     }
 
     /// The `apiVersion` string: `v1` for the core group, `group/version` otherwise.
@@ -86,6 +128,12 @@ impl PatchType {
             }
             _ => None,
         }
+    }
+
+    /// Whether kube-apiserver accepts this patch type for `gvk` (custom resources take no
+    /// strategic merge patch).
+    pub(crate) fn accepted_for(self, gvk: &Gvk) -> bool {
+        self != PatchType::StrategicMerge || strategy::is_builtin(gvk)
     }
 
     /// The content type a client sends for this patch type.
@@ -137,10 +185,8 @@ pub(crate) fn apply_patch(
         }
         PatchType::StrategicMerge => {
             if !strategy::is_builtin(gvk) {
-                return Err(PatchError::UnsupportedMediaType(format!(
-                    "the body of the request was in an unknown format - accepted media types \
-                     include: application/json-patch+json, application/merge-patch+json, \
-                     application/apply-patch+yaml (strategic merge patch is not supported for {gvk})"
+                return Err(PatchError::UnsupportedMediaType(unsupported_patch_message(
+                    gvk,
                 )));
             }
             let patch: Value = parse_json(body, "strategic merge")?;
@@ -181,6 +227,34 @@ fn absent_member(doc: &Value, path: &json_patch::jsonptr::Pointer) -> bool {
     };
     doc.pointer(parent.as_str()).is_some_and(Value::is_object)
         && doc.pointer(path.as_str()).is_none()
+}
+
+/// The patch content types kube-apiserver accepts for `gvk`: custom resources have no
+/// strategic merge patch.
+pub(crate) fn accepted_patch_types(gvk: &Gvk) -> &'static [&'static str] {
+    if strategy::is_builtin(gvk) {
+        &[
+            "application/json-patch+json",
+            "application/merge-patch+json",
+            "application/strategic-merge-patch+json",
+            "application/apply-patch+yaml",
+        ]
+    } else {
+        &[
+            "application/json-patch+json",
+            "application/merge-patch+json",
+            "application/apply-patch+yaml",
+        ]
+    }
+}
+
+/// kube-apiserver's 415 message for a PATCH whose content type `gvk` does not accept
+/// (apimachinery's `NewUnsupportedMediaTypeError`).
+pub(crate) fn unsupported_patch_message(gvk: &Gvk) -> String {
+    format!(
+        "the body of the request was in an unknown format - accepted media types include: {}",
+        accepted_patch_types(gvk).join(", ")
+    )
 }
 
 fn parse_json(body: &[u8], patch_type: &'static str) -> Result<Value, PatchError> {

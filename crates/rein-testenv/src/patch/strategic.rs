@@ -98,10 +98,10 @@ fn merge_map(
                 path.push(key.clone());
                 let segments: Vec<&str> = path.iter().map(String::as_str).collect();
                 let kind = strategy::list_kind(gvk, &segments);
-                let mut merged = merge_list(original.remove(key), items, kind, gvk, path)?;
+                let mut merged = merge_list(original.remove(key), items, kind.clone(), gvk, path)?;
                 path.pop();
                 if let Some(Value::Array(order)) = patch.get(&format!("$setElementOrder/{key}")) {
-                    reorder(&mut merged, order, kind);
+                    reorder(&mut merged, order, &kind);
                 }
                 original.insert(key.clone(), Value::Array(merged));
             }
@@ -173,10 +173,10 @@ fn merge_list(
 }
 
 /// Applies `$setElementOrder`: listed elements first, in the given order, then the rest.
-fn reorder(list: &mut Vec<Value>, order: &[Value], kind: ListKind) {
+fn reorder(list: &mut Vec<Value>, order: &[Value], kind: &ListKind) {
     let matches = |item: &Value, wanted: &Value| match kind {
         ListKind::Map { merge_key, .. } => {
-            item.get(merge_key).is_some() && item.get(merge_key) == wanted.get(merge_key)
+            item.get(*merge_key).is_some() && item.get(*merge_key) == wanted.get(*merge_key)
         }
         _ => item == wanted,
     };

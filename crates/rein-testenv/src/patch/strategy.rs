@@ -2,12 +2,15 @@
 //!
 //! One table serves strategic merge patch (`patchMergeKey`/`patchStrategy`), server-side apply
 //! (`listType=map` with `listMapKeys`) and the OpenAPI `x-kubernetes-*` extensions. Lists not
-//! in the table are atomic, as are all lists of custom resources outside `metadata`.
+//! in the table are atomic. Custom resources take their semantics from their schema instead
+//! (`schema.rs`: `x-kubernetes-list-type`, `x-kubernetes-list-map-keys`,
+//! `x-kubernetes-map-type`), except inside `metadata`, which is ObjectMeta's.
 
 use super::Gvk;
+use super::schema;
 
 /// How a list field merges.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) enum ListKind {
     /// Replaced as a whole.
     Atomic,
@@ -15,9 +18,20 @@ pub(crate) enum ListKind {
     Set,
     /// A list of objects keyed by fields: merged element by element.
     Map {
-        /// The strategic-merge-patch key (`x-kubernetes-patch-merge-key`).
+        /// The strategic-merge-patch key (`x-kubernetes-patch-merge-key`); empty for custom
+        /// resources, which have no strategic merge patch.
         merge_key: &'static str,
         /// The server-side-apply keys (`x-kubernetes-list-map-keys`).
+        keys: Vec<String>,
+    },
+}
+
+/// A row's list semantics, in a form a `const` table can hold.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Row {
+    Set,
+    Map {
+        merge_key: &'static str,
         keys: &'static [&'static str],
     },
 }
@@ -38,12 +52,12 @@ enum Context {
 const NAME: &[&str] = &["name"];
 
 /// `(context, field, kind)` rows: the merge keys of the built-in types that matter.
-const TABLE: &[(Context, &str, ListKind)] = &[
-    (Context::ObjectMeta, "finalizers", ListKind::Set),
+const TABLE: &[(Context, &str, Row)] = &[
+    (Context::ObjectMeta, "finalizers", Row::Set),
     (
         Context::ObjectMeta,
         "ownerReferences",
-        ListKind::Map {
+        Row::Map {
             merge_key: "uid",
             keys: &["uid"],
         },
@@ -51,7 +65,7 @@ const TABLE: &[(Context, &str, ListKind)] = &[
     (
         Context::PodSpec,
         "containers",
-        ListKind::Map {
+        Row::Map {
             merge_key: "name",
             keys: NAME,
         },
@@ -59,7 +73,7 @@ const TABLE: &[(Context, &str, ListKind)] = &[
     (
         Context::PodSpec,
         "initContainers",
-        ListKind::Map {
+        Row::Map {
             merge_key: "name",
             keys: NAME,
         },
@@ -67,7 +81,7 @@ const TABLE: &[(Context, &str, ListKind)] = &[
     (
         Context::PodSpec,
         "ephemeralContainers",
-        ListKind::Map {
+        Row::Map {
             merge_key: "name",
             keys: NAME,
         },
@@ -75,7 +89,7 @@ const TABLE: &[(Context, &str, ListKind)] = &[
     (
         Context::PodSpec,
         "volumes",
-        ListKind::Map {
+        Row::Map {
             merge_key: "name",
             keys: NAME,
         },
@@ -83,7 +97,7 @@ const TABLE: &[(Context, &str, ListKind)] = &[
     (
         Context::PodSpec,
         "imagePullSecrets",
-        ListKind::Map {
+        Row::Map {
             merge_key: "name",
             keys: NAME,
         },
@@ -91,7 +105,7 @@ const TABLE: &[(Context, &str, ListKind)] = &[
     (
         Context::PodSpec,
         "resourceClaims",
-        ListKind::Map {
+        Row::Map {
             merge_key: "name",
             keys: NAME,
         },
@@ -99,7 +113,7 @@ const TABLE: &[(Context, &str, ListKind)] = &[
     (
         Context::PodSpec,
         "hostAliases",
-        ListKind::Map {
+        Row::Map {
             merge_key: "ip",
             keys: &["ip"],
         },
@@ -107,7 +121,7 @@ const TABLE: &[(Context, &str, ListKind)] = &[
     (
         Context::PodSpec,
         "topologySpreadConstraints",
-        ListKind::Map {
+        Row::Map {
             merge_key: "topologyKey",
             keys: &["topologyKey", "whenUnsatisfiable"],
         },
@@ -115,7 +129,7 @@ const TABLE: &[(Context, &str, ListKind)] = &[
     (
         Context::Container,
         "env",
-        ListKind::Map {
+        Row::Map {
             merge_key: "name",
             keys: NAME,
         },
@@ -123,7 +137,7 @@ const TABLE: &[(Context, &str, ListKind)] = &[
     (
         Context::Container,
         "ports",
-        ListKind::Map {
+        Row::Map {
             merge_key: "containerPort",
             keys: &["containerPort", "protocol"],
         },
@@ -131,7 +145,7 @@ const TABLE: &[(Context, &str, ListKind)] = &[
     (
         Context::Container,
         "volumeMounts",
-        ListKind::Map {
+        Row::Map {
             merge_key: "mountPath",
             keys: &["mountPath"],
         },
@@ -139,7 +153,7 @@ const TABLE: &[(Context, &str, ListKind)] = &[
     (
         Context::Container,
         "volumeDevices",
-        ListKind::Map {
+        Row::Map {
             merge_key: "devicePath",
             keys: &["devicePath"],
         },
@@ -147,7 +161,7 @@ const TABLE: &[(Context, &str, ListKind)] = &[
     (
         Context::ServiceSpec,
         "ports",
-        ListKind::Map {
+        Row::Map {
             merge_key: "port",
             keys: &["port", "protocol"],
         },
@@ -155,7 +169,7 @@ const TABLE: &[(Context, &str, ListKind)] = &[
     (
         Context::NodeSpec,
         "taints",
-        ListKind::Map {
+        Row::Map {
             merge_key: "key",
             keys: &["key", "effect"],
         },
@@ -163,7 +177,7 @@ const TABLE: &[(Context, &str, ListKind)] = &[
     (
         Context::NodeStatus,
         "addresses",
-        ListKind::Map {
+        Row::Map {
             merge_key: "type",
             keys: &["type"],
         },
@@ -171,7 +185,7 @@ const TABLE: &[(Context, &str, ListKind)] = &[
     (
         Context::NodeStatus,
         "conditions",
-        ListKind::Map {
+        Row::Map {
             merge_key: "type",
             keys: &["type"],
         },
@@ -179,7 +193,7 @@ const TABLE: &[(Context, &str, ListKind)] = &[
     (
         Context::Status,
         "conditions",
-        ListKind::Map {
+        Row::Map {
             merge_key: "type",
             keys: &["type"],
         },
@@ -225,9 +239,22 @@ pub(crate) fn list_kind(gvk: &Gvk, path: &[&str]) -> ListKind {
     };
     let context = path_context(gvk, parents);
     if context != Context::ObjectMeta && !is_builtin(gvk) {
-        return ListKind::Atomic;
+        return match gvk.schema() {
+            Some(root) => schema::list_kind(root, path),
+            None => ListKind::Atomic,
+        };
     }
     lookup(context, field)
+}
+
+/// Whether the object (map or struct) at `path` is atomic (`x-kubernetes-map-type: atomic`):
+/// replaced as a whole by apply and owned as one field. Only custom resources' schemas say
+/// so here; built-in objects are granular.
+pub(crate) fn map_is_atomic(gvk: &Gvk, path: &[&str]) -> bool {
+    let Some(root) = gvk.schema() else {
+        return false;
+    };
+    path.first() != Some(&"metadata") && !is_builtin(gvk) && schema::map_is_atomic(root, path)
 }
 
 /// The semantics of `property` of the OpenAPI definition `definition`
@@ -251,7 +278,13 @@ fn lookup(context: Context, field: &str) -> ListKind {
     TABLE
         .iter()
         .find(|(c, f, _)| *c == context && *f == field)
-        .map(|(_, _, kind)| *kind)
+        .map(|(_, _, row)| match *row {
+            Row::Set => ListKind::Set,
+            Row::Map { merge_key, keys } => ListKind::Map {
+                merge_key,
+                keys: keys.iter().map(|k| (*k).to_string()).collect(),
+            },
+        })
         .unwrap_or(ListKind::Atomic)
 }
 

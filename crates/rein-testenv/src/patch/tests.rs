@@ -771,3 +771,46 @@ fn a_failing_json_patch_after_a_move_to_the_root_is_an_error_not_a_panic() {
     .unwrap_err();
     assert_eq!(err.code(), 422);
 }
+
+/// A widget type whose schema makes `spec.items` a map keyed by `name` and `spec.tags` a set.
+fn ordered_gvk() -> Gvk {
+    Gvk::new("example.com", "v1", "Widget").with_schema(Some(std::sync::Arc::new(json!({
+        "type": "object",
+        "properties": {"spec": {"type": "object", "properties": {
+            "items": {"type": "array", "x-kubernetes-list-type": "map",
+                      "x-kubernetes-list-map-keys": ["name"],
+                      "items": {"type": "object",
+                                "x-kubernetes-preserve-unknown-fields": true}},
+            "tags": {"type": "array", "x-kubernetes-list-type": "set",
+                     "items": {"type": "string"}},
+        }}},
+    }))))
+}
+
+#[test]
+fn apply_orders_associative_lists_as_structured_merge_diff() {
+    let gvk = ordered_gvk();
+    let applied = |manager: &str, spec: Value, current: Option<&Value>| {
+        let body = json!({"apiVersion": "example.com/v1", "kind": "Widget",
+                          "metadata": {"name": "w"}, "spec": spec});
+        server_side_apply(current, body.to_string().as_bytes(), manager, false, &gvk)
+            .expect("applies")
+    };
+    let first = applied(
+        "a",
+        json!({"tags": ["a", "b", "c"], "items": [{"name": "a"}, {"name": "b"}, {"name": "c", "v": 1}]}),
+        None,
+    );
+    // b names c then b: live elements it does not name keep their place, the ones it names
+    // come in its order, merged with the live ones.
+    let second = applied(
+        "b",
+        json!({"tags": ["c", "b", "d"], "items": [{"name": "c", "w": 2}, {"name": "b"}]}),
+        Some(&first),
+    );
+    assert_eq!(second["spec"]["tags"], json!(["a", "c", "b", "d"]));
+    assert_eq!(
+        second["spec"]["items"],
+        json!([{"name": "a"}, {"name": "c", "v": 1, "w": 2}, {"name": "b"}])
+    );
+}

@@ -163,6 +163,7 @@ pub(crate) fn builtin_resources() -> Vec<ResourceDef> {
                     .collect(),
                 status: tables::has_status(r.group, r.plural),
                 scale: tables::scale(r.group, r.plural),
+                custom_versions: Default::default(),
                 custom: false,
             });
         def.versions.push(r.version.to_string());

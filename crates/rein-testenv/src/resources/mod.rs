@@ -1,14 +1,16 @@
 //! The catalogue of served resources: built-in kinds from k8s-openapi plus CRD-defined kinds.
 
 mod builtin;
+mod custom;
 mod tables;
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 
 use parking_lot::RwLock;
 
 pub(crate) use builtin::{builtin_resources, with_builtin_types};
+pub(crate) use custom::{CustomVersion, PrinterColumn, custom_versions};
 
 /// Where a stored object lives: its API group and plural resource name (all versions share it).
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -55,6 +57,9 @@ pub(crate) struct ResourceDef {
     pub(crate) scale: Option<ScalePaths>,
     /// Whether a CustomResourceDefinition defines it.
     pub(crate) custom: bool,
+    /// For a custom resource, what its CRD says about each served version (schema, printer
+    /// columns, deprecation); empty for built-ins.
+    pub(crate) custom_versions: BTreeMap<String, Arc<CustomVersion>>,
 }
 
 impl ResourceDef {
@@ -87,6 +92,11 @@ impl ResourceDef {
         } else {
             format!("{}.{}", self.plural, self.group)
         }
+    }
+
+    /// What the CRD says about serving `version` (`None` for built-ins).
+    pub(crate) fn custom_version(&self, version: &str) -> Option<&CustomVersion> {
+        self.custom_versions.get(version).map(Arc::as_ref)
     }
 
     /// Whether `version` is served.

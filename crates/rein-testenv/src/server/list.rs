@@ -168,7 +168,13 @@ async fn list(
     if table::wanted(headers) {
         return Ok(body::json(
             200,
-            &table::table(def, &page, list_rv, continue_token.as_deref()),
+            &table::table(
+                def,
+                &path.version,
+                &page,
+                list_rv,
+                continue_token.as_deref(),
+            ),
         ));
     }
     let mut meta = json!({"resourceVersion": list_rv.to_string()});

@@ -7,6 +7,7 @@ mod body;
 mod discovery;
 mod dispatch;
 mod health;
+mod jsonpath;
 mod list;
 mod objects;
 mod options;

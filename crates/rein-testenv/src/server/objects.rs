@@ -28,11 +28,37 @@ pub(crate) struct Answer {
 }
 
 /// Answers a request on a resource path.
+///
+/// Every answer about a deprecated version of a custom resource carries its deprecation
+/// `Warning`, as kube-apiserver's CRD handler adds it before serving any verb.
 pub(crate) async fn handle(
     state: &Arc<State>,
     req: Request<Incoming>,
     path: ResourcePath,
 ) -> Response<Body> {
+    let deprecation = path
+        .def
+        .custom_version(&path.version)
+        .and_then(|v| v.warning.clone());
+    let mut resp = respond(state, req, path).await;
+    if let Some(warning) = deprecation {
+        add_warning(&mut resp, &warning);
+    }
+    resp
+}
+
+/// Appends a `Warning: 299 - "<text>"` header, as kube-apiserver words warnings.
+fn add_warning(resp: &mut Response<Body>, text: &str) {
+    if let Ok(v) = HeaderValue::from_str(&format!(
+        "299 - {}",
+        serde_json::to_string(text).unwrap_or_default()
+    )) {
+        resp.headers_mut().append(header::WARNING, v);
+    }
+}
+
+/// The answer to a request on a resource path, before resource-wide warnings.
+async fn respond(state: &Arc<State>, req: Request<Incoming>, path: ResourcePath) -> Response<Body> {
     let q = match Query::parse(req.uri().query()) {
         Ok(q) => q,
         Err(e) => return body::error(&e),
@@ -105,17 +131,15 @@ pub(crate) async fn handle(
             {
                 let obj = a.body;
                 let rv = state.store.current_rv();
-                body::json(200, &super::table::table(&path.def, &[&obj], rv, None))
+                body::json(
+                    200,
+                    &super::table::table(&path.def, &path.version, &[&obj], rv, None),
+                )
             } else {
                 body::json(a.code, &a.body)
             };
             for w in a.warnings {
-                if let Ok(v) = HeaderValue::from_str(&format!(
-                    "299 - {}",
-                    serde_json::to_string(&w).unwrap_or_default()
-                )) {
-                    resp.headers_mut().append(header::WARNING, v);
-                }
+                add_warning(&mut resp, &w);
             }
             resp
         }
@@ -201,6 +225,41 @@ impl Ctx<'_> {
             dry_run: self.q.dry_run,
             field_manager: self.field_manager.clone(),
             managed_fields_done: false,
+        }
+    }
+
+    /// Where an apply to this path lands. As kube-apiserver's custom resource strategies,
+    /// a custom resource with a status subresource resets `status` on the main resource and
+    /// `metadata` and `spec` through `status`.
+    fn apply_scope(&self, sub: Subresource) -> patch::ApplyScope<'static> {
+        let def = &self.path.def;
+        match sub {
+            Subresource::Main => patch::ApplyScope {
+                subresource: None,
+                reset: if def.custom && def.status {
+                    &["status"]
+                } else {
+                    &[]
+                },
+            },
+            Subresource::Status => patch::ApplyScope {
+                subresource: Some("status"),
+                reset: if def.custom {
+                    &["metadata", "spec"]
+                } else {
+                    &[]
+                },
+            },
+        }
+    }
+
+    /// Options of a write through the scale subresource, whose managedFields `scale` has
+    /// already mapped onto the parent.
+    fn scale_write_opts(&self) -> WriteOpts {
+        WriteOpts {
+            dry_run: self.q.dry_run,
+            field_manager: String::new(),
+            managed_fields_done: true,
         }
     }
 
@@ -343,14 +402,25 @@ impl Ctx<'_> {
                 let current = txn
                     .get(&self.path.def.key(), &key)
                     .ok_or_else(|| ApiError::not_found(&self.path.def, name))?;
-                let updated = scale::apply_scale(&self.path.def, &current, &obj)?;
+                let view = scale::view(&self.path.def, &current)?;
+                let mut written = obj;
+                patch::record_update_managed_fields_at(
+                    Some(&view),
+                    &mut written,
+                    &self.field_manager,
+                    "Update",
+                    &scale::scale_gvk(),
+                    Some("scale"),
+                );
+                let updated =
+                    scale::write_back(&self.path.def, &current, &written, &self.api_version())?;
                 let stored = ops::update(
                     &mut txn,
                     self.target(),
                     &key,
                     updated,
                     Subresource::Main,
-                    &self.write_opts(),
+                    &self.scale_write_opts(),
                 )?;
                 return Ok(Answer {
                     code: 200,
@@ -373,10 +443,12 @@ impl Ctx<'_> {
     fn patch(&self, name: &str, sub: Option<&str>) -> Result<Answer, ApiError> {
         let key = self.key(name)?;
         let def = &self.path.def;
+        let gvk = self.target().gvk();
+        // Custom resources (and their status and scale) take no strategic merge patch.
         let patch_type = PatchType::from_content_type(self.content_type)
+            .filter(|t| t.accepted_for(&gvk))
             .ok_or_else(|| self.unsupported_patch_type())?;
         options::check_patch(self.q, patch_type)?;
-        let gvk = self.target().gvk();
         let mut txn = self.state.store.lock();
         let current = txn.get(&def.key(), &key);
         let sub_kind = match sub {
@@ -384,26 +456,41 @@ impl Ctx<'_> {
             Some("status") if def.status => Subresource::Status,
             Some("scale") if def.scale.is_some() => {
                 let current = current.ok_or_else(|| ApiError::not_found(def, name))?;
-                let scale_obj = scale::to_scale(def, &current)?;
-                let scale_gvk = patch::Gvk::new("autoscaling", "v1", "Scale");
-                let patched = match patch_type {
-                    PatchType::Apply => {
-                        return Err(ApiError::new(
-                            415,
-                            "UnsupportedMediaType",
-                            "apply patches are not supported on the scale subresource",
-                        ));
+                let view = scale::view(def, &current)?;
+                let scale_gvk = scale::scale_gvk();
+                let written = match patch_type {
+                    PatchType::Apply => patch::server_side_apply_at(
+                        Some(&view),
+                        self.bytes,
+                        self.q.field_manager.as_deref().unwrap_or_default(),
+                        self.q.force.unwrap_or(false),
+                        &scale_gvk,
+                        patch::ApplyScope {
+                            subresource: Some("scale"),
+                            reset: &[],
+                        },
+                    )?,
+                    other => {
+                        let mut patched = patch::apply_patch(other, &view, self.bytes, &scale_gvk)?;
+                        patch::record_update_managed_fields_at(
+                            Some(&view),
+                            &mut patched,
+                            &self.field_manager,
+                            "Update",
+                            &scale_gvk,
+                            Some("scale"),
+                        );
+                        patched
                     }
-                    other => patch::apply_patch(other, &scale_obj, self.bytes, &scale_gvk)?,
                 };
-                let updated = scale::apply_scale(def, &current, &patched)?;
+                let updated = scale::write_back(def, &current, &written, &self.api_version())?;
                 let stored = ops::update(
                     &mut txn,
                     self.target(),
                     &key,
                     updated,
                     Subresource::Main,
-                    &self.write_opts(),
+                    &self.scale_write_opts(),
                 )?;
                 return Ok(Answer {
                     code: 200,
@@ -419,12 +506,13 @@ impl Ctx<'_> {
             .map(|c| ops::as_version(c, &api_version).unwrap_or_else(|| (**c).clone()));
         if patch_type == PatchType::Apply {
             let manager = self.q.field_manager.clone().unwrap_or_default();
-            let applied = patch::server_side_apply(
+            let applied = patch::server_side_apply_at(
                 current_view.as_ref(),
                 self.bytes,
                 &manager,
                 self.q.force.unwrap_or(false),
                 &gvk,
+                self.apply_scope(sub_kind),
             )?;
             let warnings = self.validate_fields(&txn, &applied)?;
             let opts = WriteOpts {
@@ -491,19 +579,10 @@ impl Ctx<'_> {
                 "causes": [{"reason": "UnexpectedServerResponse", "message": message}],
             }));
         }
-        let strategic = if self.path.def.custom {
-            ""
-        } else {
-            "application/strategic-merge-patch+json, "
-        };
         ApiError::new(
             415,
             "UnsupportedMediaType",
-            format!(
-                "the body of the request was in an unknown format - accepted media types \
-                 include: application/json-patch+json, application/merge-patch+json, \
-                 {strategic}application/apply-patch+yaml"
-            ),
+            patch::unsupported_patch_message(&self.target().gvk()),
         )
     }
 

@@ -1,12 +1,21 @@
 //! `meta.k8s.io/v1` Table answers for `kubectl get`: kube-apiserver's columns for common
-//! kinds, CRD `additionalPrinterColumns`-free defaults (Name, Age) for the rest.
+//! kinds, Name and Age for other built-ins, and for custom resources what kube-apiserver's
+//! CRD table convertor makes of the version's `additionalPrinterColumns`.
 
 use std::sync::Arc;
 
 use http::{HeaderMap, header};
 use serde_json::{Value, json};
 
-use crate::resources::ResourceDef;
+use super::jsonpath::JsonPath;
+use crate::resources::{PrinterColumn, ResourceDef};
+
+/// ObjectMeta's documentation of `name`, the description of every table's Name column.
+const NAME_DESCRIPTION: &str = "Name must be unique within a namespace. Is required when \
+    creating resources, although some resources may allow a client to request the generation \
+    of an appropriate name automatically. Name is primarily intended for creation idempotence \
+    and configuration definition. Cannot be updated. More info: \
+    https://kubernetes.io/docs/concepts/overview/working-with-objects/names#names";
 
 /// Whether the client asked for a Table (kubectl get does).
 pub(crate) fn wanted(headers: &HeaderMap) -> bool {
@@ -16,20 +25,19 @@ pub(crate) fn wanted(headers: &HeaderMap) -> bool {
         .is_some_and(|a| a.contains("as=Table"))
 }
 
-/// A Table of `items`.
+/// A Table of `items` of `def` served at `version`.
 pub(crate) fn table(
     def: &ResourceDef,
+    version: &str,
     items: &[&Arc<Value>],
     rv: u64,
     continue_token: Option<&str>,
 ) -> Value {
+    if let Some(custom) = def.custom_version(version) {
+        return custom_table(&custom.columns, items, rv, continue_token);
+    }
     let extra = extra_columns(def);
-    let mut columns = vec![column(
-        "Name",
-        "string",
-        "name",
-        "Name must be unique within a namespace.",
-    )];
+    let mut columns = vec![column("Name", "string", "name", NAME_DESCRIPTION)];
     for (name, kind, _) in &extra {
         columns.push(column(name, kind, "", ""));
     }
@@ -38,21 +46,99 @@ pub(crate) fn table(
     let rows: Vec<Value> = items
         .iter()
         .map(|obj| {
-            let mut cells = vec![obj.pointer("/metadata/name").cloned().unwrap_or(Value::Null)];
+            let mut cells = vec![name_cell(obj)];
             for (_, _, cell) in &extra {
                 cells.push(cell(obj));
             }
             cells.push(json!(age(obj, now)));
-            let mut meta = obj.get("metadata").cloned().unwrap_or_else(|| json!({}));
-            if let Some(m) = meta.as_object_mut() {
-                m.remove("managedFields");
-            }
-            json!({
-                "cells": cells,
-                "object": {"kind": "PartialObjectMetadata", "apiVersion": "meta.k8s.io/v1", "metadata": meta},
-            })
+            row(obj, cells)
         })
         .collect();
+    assemble(columns, rows, rv, continue_token)
+}
+
+/// A custom resource's Table: Name, then one column per printer column (kube-apiserver's
+/// `tableconvertor`), cells computed by JSONPath and typed by the column's `type`.
+fn custom_table(
+    printer_columns: &[PrinterColumn],
+    items: &[&Arc<Value>],
+    rv: u64,
+    continue_token: Option<&str>,
+) -> Value {
+    let mut columns = vec![column("Name", "string", "name", NAME_DESCRIPTION)];
+    let mut paths = Vec::new();
+    for c in printer_columns {
+        let mut definition = column(&c.name, &c.kind, &c.format, &c.description);
+        definition["priority"] = json!(c.priority);
+        columns.push(definition);
+        paths.push(JsonPath::parse(&c.json_path));
+    }
+    let now = jiff::Timestamp::now();
+    let rows: Vec<Value> = items
+        .iter()
+        .map(|obj| {
+            let mut cells = vec![name_cell(obj)];
+            for (c, path) in printer_columns.iter().zip(&paths) {
+                let found = path.as_ref().and_then(|p| p.find(obj).into_iter().next());
+                cells.push(found.map_or(Value::Null, |v| typed_cell(&c.kind, v, now)));
+            }
+            row(obj, cells)
+        })
+        .collect();
+    assemble(columns, rows, rv, continue_token)
+}
+
+/// A printer column's cell for the value its JSONPath found, as kube-apiserver's
+/// `cellForJSONValue` (and, for strings, JSONPath's printing) makes it; `null` when the value
+/// does not fit the column's type.
+fn typed_cell(kind: &str, value: &Value, now: jiff::Timestamp) -> Value {
+    match (kind, value) {
+        (_, Value::Null) => Value::Null,
+        ("string", Value::String(s)) => json!(s),
+        ("string", Value::Object(_) | Value::Array(_)) => json!(value.to_string()),
+        ("string", other) => json!(other.to_string()),
+        ("integer", Value::Number(n)) => n
+            .as_i64()
+            .or_else(|| n.as_f64().map(|f| f as i64))
+            .map_or(Value::Null, |i| json!(i)),
+        ("number", Value::Number(n)) => match (n.as_i64(), n.as_f64()) {
+            // Go encodes a whole float64 without a fraction.
+            (Some(i), _) => json!(i),
+            (None, Some(f)) if f.fract() == 0.0 && f.abs() < 9.0e15 => json!(f as i64),
+            (None, Some(f)) => json!(f),
+            _ => Value::Null,
+        },
+        ("boolean", Value::Bool(b)) => json!(b),
+        ("date", Value::String(s)) => match s.parse::<jiff::Timestamp>() {
+            Ok(at) => json!(human_duration(
+                now.as_second().saturating_sub(at.as_second()).max(0)
+            )),
+            Err(_) => json!("<invalid>"),
+        },
+        _ => Value::Null,
+    }
+}
+
+fn name_cell(obj: &Value) -> Value {
+    obj.pointer("/metadata/name")
+        .cloned()
+        .unwrap_or(Value::Null)
+}
+
+/// A row: its cells and the object's metadata (managedFields dropped), as kube-apiserver
+/// sends with the default `includeObject=Metadata`.
+fn row(obj: &Value, cells: Vec<Value>) -> Value {
+    let mut meta = obj.get("metadata").cloned().unwrap_or_else(|| json!({}));
+    if let Some(m) = meta.as_object_mut() {
+        m.remove("managedFields");
+    }
+    json!({
+        "cells": cells,
+        "object": {"kind": "PartialObjectMetadata", "apiVersion": "meta.k8s.io/v1", "metadata": meta},
+    })
+}
+
+fn assemble(columns: Vec<Value>, rows: Vec<Value>, rv: u64, continue_token: Option<&str>) -> Value {
     let mut meta = json!({"resourceVersion": rv.to_string()});
     if let Some(c) = continue_token {
         meta["continue"] = json!(c);

@@ -81,7 +81,8 @@ impl Filter {
         }
         let _ = write!(out, "{{\"type\":\"{}\",\"object\":", kind.as_str());
         if let Some(def) = &self.table {
-            let table = super::table::table(def, &[obj], event.rv, None);
+            let version = self.api_version.rsplit('/').next().unwrap_or_default();
+            let table = super::table::table(def, version, &[obj], event.rv, None);
             let _ = serde_json::to_writer(&mut *out, &table);
         } else if self.partial {
             let _ = serde_json::to_writer(&mut *out, &super::represent::partial_object(obj));

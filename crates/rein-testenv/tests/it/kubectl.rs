@@ -17,7 +17,7 @@ use serde_json::{Value, json};
 /// How long to wait for the server to say it is listening, or for a watch line.
 const WAIT: Duration = Duration::from_secs(30);
 
-fn fixture(name: &str) -> String {
+pub(super) fn fixture(name: &str) -> String {
     Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("tests/fixtures")
         .join(name)
@@ -26,7 +26,7 @@ fn fixture(name: &str) -> String {
 }
 
 /// A running `rein-apiserver` with its own kubeconfig and kubectl cache directory.
-struct Server {
+pub(super) struct Server {
     child: Child,
     dir: PathBuf,
     /// The `host:port` it listens on.
@@ -34,7 +34,7 @@ struct Server {
 }
 
 impl Server {
-    fn start() -> Server {
+    pub(super) fn start() -> Server {
         Server::start_with(&[])
     }
 
@@ -98,7 +98,7 @@ impl Server {
         command
     }
 
-    fn run(&self, args: &[&str], stdin: Option<&str>) -> Output {
+    pub(super) fn run(&self, args: &[&str], stdin: Option<&str>) -> Output {
         let mut command = self.command(args);
         command
             .stdin(if stdin.is_some() {
@@ -123,11 +123,11 @@ impl Server {
     }
 
     /// Runs kubectl, asserts success and returns stdout.
-    fn ok(&self, args: &[&str]) -> String {
+    pub(super) fn ok(&self, args: &[&str]) -> String {
         self.ok_with_input(args, None)
     }
 
-    fn ok_with_input(&self, args: &[&str], stdin: Option<&str>) -> String {
+    pub(super) fn ok_with_input(&self, args: &[&str], stdin: Option<&str>) -> String {
         let output = self.run(args, stdin);
         let stdout = String::from_utf8_lossy(&output.stdout).into_owned();
         let stderr = String::from_utf8_lossy(&output.stderr);
@@ -140,7 +140,7 @@ impl Server {
     }
 
     /// Runs kubectl, asserts failure and returns stderr.
-    fn fails(&self, args: &[&str]) -> String {
+    pub(super) fn fails(&self, args: &[&str]) -> String {
         let output = self.run(args, None);
         let stderr = String::from_utf8_lossy(&output.stderr).into_owned();
         assert!(
@@ -152,7 +152,7 @@ impl Server {
     }
 
     /// Runs kubectl with `-o json` appended and parses the output.
-    fn json(&self, args: &[&str]) -> Value {
+    pub(super) fn json(&self, args: &[&str]) -> Value {
         let mut args = args.to_vec();
         args.extend(["-o", "json"]);
         let out = self.ok(&args);

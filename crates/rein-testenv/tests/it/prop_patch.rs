@@ -633,7 +633,8 @@ async fn raw_patch(
 }
 
 /// Any body, as any patch type, on a ConfigMap, a Deployment (lists with merge keys), a custom
-/// resource and a missing object: a patched object (200/201) or a 4xx Status, never a 5xx.
+/// resource and a missing object: a patched object (200/201) or a 4xx Status, never a 5xx
+/// (except kube-apiserver's 500 for an apply configuration outside a custom resource's schema).
 #[test]
 fn arbitrary_patches_give_an_object_or_a_4xx_status() {
     let (rt, env) = start();
@@ -686,8 +687,14 @@ fn arbitrary_patches_give_an_object_or_a_4xx_status() {
                     let answer: Value = serde_json::from_slice(&bytes).map_err(|e| {
                         fail(&format!("{uri} {content_type}: {status}, body not JSON"), e)
                     })?;
+                    // The one 5xx kube-apiserver gives a bad body too: an apply configuration
+                    // that does not convert to a custom resource's structural schema.
+                    let typed_patch_refusal = status == StatusCode::INTERNAL_SERVER_ERROR
+                        && answer["message"]
+                            .as_str()
+                            .is_some_and(|m| m.starts_with("failed to create typed patch object"));
                     prop_assert!(
-                        status.is_success() || status.is_client_error(),
+                        status.is_success() || status.is_client_error() || typed_patch_refusal,
                         "{} {}: {} {}",
                         uri,
                         content_type,
@@ -695,7 +702,7 @@ fn arbitrary_patches_give_an_object_or_a_4xx_status() {
                         answer
                     );
                     prop_assert!(answer.is_object(), "{}", answer);
-                    if status.is_client_error() {
+                    if status.is_client_error() || typed_patch_refusal {
                         prop_assert_eq!(answer["kind"].as_str(), Some("Status"), "{}", answer);
                         prop_assert_eq!(answer["code"].as_u64(), Some(u64::from(status.as_u16())));
                     } else {

@@ -173,6 +173,8 @@ pub(crate) fn crd_schemas(txn: &Txn<'_>) -> Vec<CrdSchema> {
                     .unwrap_or_else(
                         || json!({"type": "object", "x-kubernetes-preserve-unknown-fields": true}),
                     ),
+                status: version.pointer("/subresources/status").is_some(),
+                scale: version.pointer("/subresources/scale").is_some(),
             });
         }
     }
@@ -248,6 +250,7 @@ fn resource_def(crd: &Value) -> Option<ResourceDef> {
         status: subresources.and_then(|s| s.get("status")).is_some(),
         scale,
         custom: true,
+        custom_versions: crate::resources::custom_versions(spec),
     })
 }
 
