@@ -35,6 +35,7 @@ mod patch;
 mod proto;
 mod requests;
 mod resources;
+mod schema;
 mod selectors;
 mod server;
 mod status;

@@ -7,6 +7,7 @@
 mod auth;
 mod crd;
 mod crd_lifecycle;
+mod crd_schema;
 mod crd_support;
 mod crd_serving;
 mod crud;

@@ -1,0 +1,344 @@
+//! Unit tests of the schema module: validation messages, formats, pruning, defaulting, CEL
+//! rules and the CRD-level schema checks.
+
+use serde_json::{Value, json};
+
+use super::{VersionSchema, crd_schema_causes};
+
+fn schema(spec: Value) -> VersionSchema {
+    VersionSchema::compile(&json!({"type": "object", "properties": {"spec": spec}}))
+}
+
+fn messages(s: &VersionSchema, spec: Value, old: Option<Value>) -> Vec<String> {
+    let obj = json!({"spec": spec});
+    let old = old.map(|o| json!({"spec": o}));
+    s.validate(&obj, old.as_ref())
+        .iter()
+        .map(|c| c.to_error_string())
+        .collect()
+}
+
+#[test]
+fn types_and_numbers_are_worded_like_kube_openapi() {
+    let s = schema(json!({"type": "object", "properties": {
+        "i": {"type": "integer", "minimum": 1, "maximum": 5, "exclusiveMaximum": true},
+        "n": {"type": "number", "multipleOf": 2},
+        "b": {"type": "boolean"},
+    }}));
+    assert_eq!(
+        messages(&s, json!({"i": 1.5, "n": 3, "b": "yes"}), None),
+        [
+            "spec.b: Invalid value: \"string\": spec.b in body must be of type boolean: \"string\"",
+            "spec.i: Invalid value: \"number\": spec.i in body must be of type integer: \"number\"",
+            "spec.n: Invalid value: 3: spec.n in body should be a multiple of 2",
+        ]
+    );
+    assert_eq!(
+        messages(&s, json!({"i": 5, "n": 4.0}), None),
+        ["spec.i: Invalid value: 5: spec.i in body should be less than 5"]
+    );
+    assert!(
+        messages(&s, json!({"i": 2.0, "n": 4}), None).is_empty(),
+        "2.0 is an integer"
+    );
+    assert_eq!(
+        messages(&s, json!({"i": 0}), None),
+        ["spec.i: Invalid value: 0: spec.i in body should be greater than or equal to 1"]
+    );
+}
+
+#[test]
+fn strings_count_characters_and_check_formats() {
+    let s = schema(json!({"type": "object", "properties": {
+        "s": {"type": "string", "minLength": 2, "maxLength": 3},
+        "d": {"type": "string", "format": "date"},
+        "t": {"type": "string", "format": "date-time"},
+        "u": {"type": "string", "format": "uuid"},
+        "b": {"type": "string", "format": "byte"},
+        "ip": {"type": "string", "format": "ipv4"},
+        "x": {"type": "string", "format": "no-such-format"},
+        "i32": {"type": "integer", "format": "int32"},
+    }}));
+    assert!(
+        messages(
+            &s,
+            json!({"s": "äöü", "d": "2024-02-29", "t": "2024-01-01T00:00:00Z", "u": "123e4567-e89b-12d3-a456-426614174000", "b": "aGk=", "ip": "10.0.0.1", "x": "anything", "i32": 1}),
+            None
+        )
+        .is_empty()
+    );
+    assert_eq!(
+        messages(
+            &s,
+            json!({"s": "äöüß", "d": "2024-02-30", "t": "noon", "u": "x", "b": "!!", "ip": "1.2.3"}),
+            None
+        ),
+        [
+            "spec.b: Invalid value: \"!!\": spec.b in body must be of type byte: \"!!\"",
+            "spec.d: Invalid value: \"2024-02-30\": spec.d in body must be of type date: \"2024-02-30\"",
+            "spec.ip: Invalid value: \"1.2.3\": spec.ip in body must be of type ipv4: \"1.2.3\"",
+            "spec.s: Too long: may not be more than 3 bytes",
+            "spec.t: Invalid value: \"noon\": spec.t in body must be of type date-time: \"noon\"",
+            "spec.u: Invalid value: \"x\": spec.u in body must be of type uuid: \"x\"",
+        ]
+    );
+}
+
+#[test]
+fn objects_arrays_and_composites() {
+    let s = schema(json!({"type": "object", "minProperties": 1, "properties": {
+        "list": {"type": "array", "items": {"type": "object", "required": ["k"], "properties": {"k": {"type": "string"}}}},
+        "one": {"type": "integer", "oneOf": [{"minimum": 0}, {"maximum": 10}]},
+        "no": {"type": "string", "not": {"enum": ["bad"]}},
+        "all": {"type": "string", "allOf": [{"minLength": 2}, {"pattern": "^a"}]},
+        "nul": {"type": "string"},
+    }}));
+    assert_eq!(
+        messages(&s, json!({}), None),
+        ["spec: Invalid value: 0: spec in body should have at least 1 properties"]
+    );
+    assert_eq!(
+        messages(
+            &s,
+            json!({"list": [{"k": "a"}, {}], "one": 5, "no": "bad", "all": "b", "nul": null}),
+            None
+        ),
+        [
+            "spec.all: Invalid value: \"b\": spec.all in body should be at least 2 chars long",
+            "spec.all: Invalid value: \"b\": spec.all in body should match '^a'",
+            "<nil>: Invalid value: \"\": \"spec.all\" must validate all the schemas (allOf)",
+            "spec.list[1].k: Required value",
+            "<nil>: Invalid value: \"\": \"spec.no\" must not validate the schema (not)",
+            "spec.nul: Invalid value: \"null\": spec.nul in body must be of type string: \"null\"",
+            "<nil>: Invalid value: \"\": \"spec.one\" must validate one and only one schema (oneOf). Found 2 valid alternatives",
+        ]
+    );
+}
+
+#[test]
+fn pruning_keeps_declared_preserved_and_object_meta_fields() {
+    let s = VersionSchema::compile(&json!({"type": "object", "properties": {
+        "spec": {"type": "object", "properties": {
+            "a": {"type": "string"},
+            "m": {"type": "object", "additionalProperties": {"type": "object", "properties": {"x": {"type": "integer"}}}},
+            "free": {"type": "object", "x-kubernetes-preserve-unknown-fields": true, "properties": {"typed": {"type": "object"}}},
+            "res": {"type": "object", "x-kubernetes-embedded-resource": true, "properties": {"spec": {"type": "object"}}},
+            "items": {"type": "array", "items": {"type": "object", "properties": {"n": {"type": "string"}}}},
+        }},
+    }}));
+    let mut obj = json!({
+        "apiVersion": "g/v1", "kind": "K",
+        "metadata": {"name": "n", "labels": {"a": "b"}, "junk": 1},
+        "spec": {
+            "a": "x", "b": "y",
+            "m": {"k1": {"x": 1, "y": 2}},
+            "free": {"any": [1], "typed": {"gone": true}},
+            "res": {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p", "junk": 1}, "spec": {}, "other": 1},
+            "items": [{"n": "a", "o": 1}],
+        },
+        "top": true,
+    });
+    let mut pruned = s.prune(&mut obj);
+    pruned.sort();
+    assert_eq!(
+        pruned,
+        [
+            "metadata.junk",
+            "spec.b",
+            "spec.free.typed.gone",
+            "spec.items[0].o",
+            "spec.m.k1.y",
+            "spec.res.metadata.junk",
+            "spec.res.other",
+            "top",
+        ]
+    );
+    assert_eq!(
+        obj,
+        json!({
+            "apiVersion": "g/v1", "kind": "K",
+            "metadata": {"name": "n", "labels": {"a": "b"}},
+            "spec": {
+                "a": "x",
+                "m": {"k1": {"x": 1}},
+                "free": {"any": [1], "typed": {}},
+                "res": {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"}, "spec": {}},
+                "items": [{"n": "a"}],
+            },
+        })
+    );
+}
+
+#[test]
+fn defaults_fill_missing_and_non_nullable_nulls() {
+    let s = schema(json!({"type": "object", "default": {}, "properties": {
+        "a": {"type": "integer", "default": 3},
+        "b": {"type": "string", "nullable": true, "default": "x"},
+        "c": {"type": "string"},
+        "nested": {"type": "object", "default": {}, "properties": {"d": {"type": "boolean", "default": true}}},
+        "list": {"type": "array", "items": {"type": "object", "properties": {"e": {"type": "string", "default": "e"}}}},
+    }}));
+    let mut obj = json!({"spec": {"b": null, "c": null, "list": [{}, {"e": "set"}]}});
+    s.default(&mut obj);
+    assert_eq!(
+        obj,
+        json!({"spec": {"a": 3, "b": null, "nested": {"d": true}, "list": [{"e": "e"}, {"e": "set"}]}})
+    );
+    let mut empty = json!({});
+    s.default(&mut empty);
+    assert_eq!(
+        empty,
+        json!({"spec": {"a": 3, "b": "x", "nested": {"d": true}}})
+    );
+}
+
+#[test]
+fn cel_rules_report_messages_reasons_and_transition_rules() {
+    let s = schema(json!({"type": "object",
+        "x-kubernetes-validations": [
+            {"rule": "self.min <= self.max", "message": "min must not exceed max", "fieldPath": ".min"},
+            {"rule": "self.max == oldSelf.max", "message": "max is immutable", "reason": "FieldValueForbidden"},
+            {"rule": "has(self.name) && self.name.startsWith('w')", "reason": "FieldValueRequired", "messageExpression": "'name must start with w, got ' + (has(self.name) ? self.name : 'nothing')"},
+            {"rule": "self.tags.all(t, t.size() <= 3) && self.tags.exists(t, t == 'a') && self.tags.size() < 5"},
+            {"rule": "self.name.matches('^[a-z]+$')"},
+        ],
+        "properties": {
+            "min": {"type": "integer"}, "max": {"type": "integer"},
+            "name": {"type": "string"},
+            "tags": {"type": "array", "items": {"type": "string"}},
+            "ratio": {"type": "number", "x-kubernetes-validations": [{"rule": "self < 1.5"}]},
+        },
+    }));
+    let ok = json!({"min": 1, "max": 2, "name": "web", "tags": ["a"], "ratio": 1});
+    assert!(messages(&s, ok.clone(), Some(ok.clone())).is_empty());
+    assert_eq!(
+        messages(
+            &s,
+            json!({"min": 3, "max": 2, "name": "Web9", "tags": ["long"], "ratio": 2}),
+            None
+        ),
+        [
+            "spec.min: Invalid value: min must not exceed max",
+            "spec: Required value: name must start with w, got Web9",
+            "spec: Invalid value: failed rule: self.tags.all(t, t.size() <= 3) && self.tags.exists(t, t == 'a') && self.tags.size() < 5",
+            "spec: Invalid value: failed rule: self.name.matches('^[a-z]+$')",
+            "spec.ratio: Invalid value: 2: failed rule: self < 1.5",
+        ]
+    );
+    assert_eq!(
+        messages(
+            &s,
+            json!({"min": 1, "max": 3, "name": "web", "tags": ["a"]}),
+            Some(ok)
+        ),
+        ["spec: Forbidden: max is immutable"]
+    );
+    // A runtime error is a cause, not a panic.
+    let missing = messages(&s, json!({"max": 3, "name": "web", "tags": ["a"]}), None);
+    assert_eq!(
+        missing,
+        [
+            "spec: Invalid value: \"object\": no such key: min evaluating rule: min must not exceed max"
+        ]
+    );
+}
+
+#[test]
+fn rules_that_do_not_compile_answer_compile_errors() {
+    let s = schema(json!({"type": "object", "x-kubernetes-validations": [
+        {"rule": "self.items.isSorted()"},
+        {"rule": "self.a ==="},
+        {"rule": "other > 1"},
+    ]}));
+    let got = messages(&s, json!({}), None);
+    assert_eq!(got.len(), 3, "{got:?}");
+    assert!(
+        got[0].starts_with(
+            "spec: Invalid value: \"object\": rule compile error: compilation failed: ERROR: <input>:1:"
+        ) && got[0].contains("undeclared reference to 'isSorted' (in container '')"),
+        "{got:?}"
+    );
+    assert!(
+        got[1].contains("rule compile error: compilation failed: ERROR"),
+        "{got:?}"
+    );
+    assert!(
+        got[2].contains("undeclared reference to 'other'"),
+        "{got:?}"
+    );
+}
+
+#[test]
+fn crd_schema_checks_name_kube_apiservers_paths() {
+    let causes = crd_schema_causes(
+        1,
+        &json!({"type": "object", "properties": {
+            "spec": {"properties": {
+                "list": {"type": "array"},
+                "bad": {"type": "string", "pattern": "("},
+                "tricky": {"type": "string", "anyOf": [{"type": "string", "default": "x"}]},
+                "free": {"type": "object", "x-kubernetes-preserve-unknown-fields": false},
+            },
+            "x-kubernetes-validations": [
+                {"rule": "self.size() > 1 && isSorted(self)"},
+                {"rule": ""},
+                {"rule": "self.x > 1", "reason": "Nope"},
+            ]},
+        }}),
+    );
+    let got: Vec<String> = causes.iter().map(|c| c.to_error_string()).collect();
+    let p = "spec.versions[1].schema.openAPIV3Schema.properties[spec]";
+    for want in [
+        format!("{p}.properties[list].items: Required value: must be specified"),
+        format!("{p}.properties[tricky].anyOf[0].type: Forbidden: must be empty to be structural"),
+        format!(
+            "{p}.properties[tricky].anyOf[0].default: Forbidden: must be undefined to be structural"
+        ),
+        format!(
+            "{p}.properties[free].x-kubernetes-preserve-unknown-fields: Invalid value: false: must be true or undefined"
+        ),
+        format!("{p}.type: Required value: must not be empty for specified object fields"),
+        format!("{p}.x-kubernetes-validations[1].rule: Required value: rule is not specified"),
+        format!(
+            "{p}.x-kubernetes-validations[2].reason: Unsupported value: \"Nope\": supported values: \"FieldValueDuplicate\", \"FieldValueForbidden\", \"FieldValueInvalid\", \"FieldValueRequired\""
+        ),
+    ] {
+        assert!(got.contains(&want), "{want} not in {got:#?}");
+    }
+    assert!(
+        got.iter().any(|g| g.starts_with(&format!("{p}.properties[bad].pattern: Invalid value: \"(\": must be a valid regular expression, but isn't: "))),
+        "{got:#?}"
+    );
+    let compile = got
+        .iter()
+        .find(|g| g.starts_with(&format!("{p}.x-kubernetes-validations[0].rule: ")))
+        .expect("a compile error");
+    assert!(
+        compile.contains("Invalid value: {\"rule\":\"self.size() > 1 && isSorted(self)\"}: compilation failed: ERROR: <input>:1:")
+            && compile.contains("undeclared reference to 'isSorted'"),
+        "{compile}"
+    );
+    assert_eq!(
+        crd_schema_causes(0, &json!({"type": "string"}))[0].to_error_string(),
+        "spec.versions[0].schema.openAPIV3Schema.type: Invalid value: \"string\": must be object at the root"
+    );
+    assert!(crd_schema_causes(0, &json!({"type": "object", "properties": {"spec": {"type": "object", "x-kubernetes-validations": [{"rule": "self.all(k, k.size() > 0)"}]}}})).is_empty());
+}
+
+#[test]
+fn hostile_schemas_do_not_panic() {
+    let mut deep = json!({"type": "object"});
+    for _ in 0..500 {
+        deep = json!({"type": "object", "properties": {"a": deep}});
+    }
+    let s = VersionSchema::compile(&deep);
+    let mut obj = json!({"a": {"a": {"a": 1}}});
+    s.prune(&mut obj);
+    s.default(&mut obj);
+    let _ = s.validate(&obj, None);
+    let odd = VersionSchema::compile(
+        &json!({"type": 7, "properties": [], "items": "x", "pattern": "(", "x-kubernetes-validations": "no"}),
+    );
+    let _ = odd.validate(&json!({"x": 1}), None);
+    let _ = crd_schema_causes(0, &json!("not an object"));
+}
