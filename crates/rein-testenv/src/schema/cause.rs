@@ -26,6 +26,13 @@ impl Cause {
         )
     }
 
+    /// `field.Invalid` with a value already printed (Go structs, `%#v`).
+    pub(crate) fn invalid_printed(field: &str, printed: &str, detail: &str) -> Cause {
+        let mut cause = Cause::invalid_omitted(field, detail);
+        cause.message = format!("Invalid value: {printed}: {detail}");
+        cause
+    }
+
     /// `field.Invalid` whose value is omitted (objects and arrays in CEL rule failures).
     pub(crate) fn invalid_omitted(field: &str, detail: &str) -> Cause {
         Cause::with_value("FieldValueInvalid", "Invalid value", field, None, detail)
@@ -83,24 +90,22 @@ impl Cause {
     /// `field.TooLong` (the value is omitted; the limit is worded in bytes, as
     /// apiextensions-apiserver words `maxLength`).
     pub(crate) fn too_long(field: &str, max: i64) -> Cause {
-        let unit = if max == 1 { "byte" } else { "bytes" };
         Cause::without_value(
             "FieldValueTooLong",
             "Too long",
             field,
-            &format!("may not be more than {max} {unit}"),
+            &format!("may not be more than {max} bytes"),
         )
     }
 
     /// `field.TooMany`: `Too many: 4: must have at most 3 items`.
     pub(crate) fn too_many(field: &str, actual: i64, max: i64) -> Cause {
-        let unit = if max == 1 { "item" } else { "items" };
         Cause::with_value(
             "FieldValueTooMany",
             "Too many",
             field,
             Some(&Value::from(actual)),
-            &format!("must have at most {max} {unit}"),
+            &format!("must have at most {max} items"),
         )
     }
 
@@ -136,14 +141,36 @@ impl Cause {
     }
 }
 
-/// A bad value as `field.Error` prints it: strings quoted, numbers and booleans bare,
-/// anything else as JSON.
+/// A bad value as `field.Error` prints it: strings quoted, numbers and booleans bare, a nil
+/// value as `"null"`, lists and maps in Go syntax (`%#v` of the decoded JSON).
 pub(crate) fn render_value(value: &Value) -> String {
     match value {
+        Value::Null => go_quote("null"),
         Value::String(s) => go_quote(s),
         Value::Number(n) => go_number(n),
         Value::Bool(b) => b.to_string(),
-        other => other.to_string(),
+        complex => go_syntax(complex),
+    }
+}
+
+/// Go's `%#v` of a decoded JSON value.
+fn go_syntax(value: &Value) -> String {
+    match value {
+        Value::Null => "interface {}(nil)".to_string(),
+        Value::String(s) => go_quote(s),
+        Value::Number(n) => go_number(n),
+        Value::Bool(b) => b.to_string(),
+        Value::Array(items) => {
+            let inner: Vec<String> = items.iter().map(go_syntax).collect();
+            format!("[]interface {{}}{{{}}}", inner.join(", "))
+        }
+        Value::Object(map) => {
+            let inner: Vec<String> = map
+                .iter()
+                .map(|(k, v)| format!("{}:{}", go_quote(k), go_syntax(v)))
+                .collect();
+            format!("map[string]interface {{}}{{{}}}", inner.join(", "))
+        }
     }
 }
 

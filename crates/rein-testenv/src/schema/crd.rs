@@ -9,7 +9,7 @@
 
 use serde_json::Value;
 
-use super::cause::Cause;
+use super::cause::{Cause, go_quote};
 use super::node::MAX_DEPTH;
 use super::rules::Rule;
 
@@ -299,15 +299,43 @@ fn rules(s: &Value, path: &str, out: &mut Vec<Cause>) {
             ));
         }
         let rule = Rule::compile(raw);
+        let printed = printed_rule(raw);
         if let Some(err) = rule.compile_error() {
-            out.push(Cause::invalid(&format!("{base}.rule"), raw, err));
+            out.push(Cause::invalid_printed(
+                &format!("{base}.rule"),
+                &printed,
+                err,
+            ));
         }
         if let Some(err) = rule.message_expression_error() {
-            out.push(Cause::invalid(
+            out.push(Cause::invalid_printed(
                 &format!("{base}.messageExpression"),
-                raw,
+                &printed,
                 &format!("messageExpression {err}"),
             ));
         }
     }
+}
+
+/// A rule as kube-apiserver prints the bad value (`%#v` of its internal `ValidationRule`).
+fn printed_rule(raw: &Value) -> String {
+    let text = |name: &str| go_quote(raw.get(name).and_then(Value::as_str).unwrap_or_default());
+    let reason = if raw.get("reason").is_some_and(Value::is_string) {
+        "(*apiextensions.FieldValueErrorReason)(0xc000000000)"
+    } else {
+        "(*apiextensions.FieldValueErrorReason)(nil)"
+    };
+    let optional = if raw.get("optionalOldSelf").is_some_and(Value::is_boolean) {
+        "(*bool)(0xc000000000)"
+    } else {
+        "(*bool)(nil)"
+    };
+    format!(
+        "apiextensions.ValidationRule{{Rule:{}, Message:{}, MessageExpression:{}, Reason:{reason}, \
+         FieldPath:{}, OptionalOldSelf:{optional}}}",
+        text("rule"),
+        text("message"),
+        text("messageExpression"),
+        text("fieldPath"),
+    )
 }

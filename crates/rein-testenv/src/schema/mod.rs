@@ -7,6 +7,7 @@ mod cause;
 mod crd;
 mod default;
 mod format;
+mod library;
 mod node;
 mod prune;
 mod rules;

@@ -108,15 +108,7 @@ fn check_at(node: &Node, value: &Value, path: &str, out: &mut Vec<Cause>, depth:
     match value {
         Value::Object(map) => {
             if node.embedded && depth > 0 {
-                for field in ["apiVersion", "kind"] {
-                    let empty = map
-                        .get(field)
-                        .and_then(Value::as_str)
-                        .is_none_or(str::is_empty);
-                    if empty {
-                        out.push(Cause::required(&child(path, field), "must not be empty"));
-                    }
-                }
+                check_type_meta(map, path, out);
             }
             for (key, v) in map {
                 let sub = node.properties.get(key).or(node.additional.as_deref());
@@ -133,5 +125,25 @@ fn check_at(node: &Node, value: &Value, path: &str, out: &mut Vec<Cause>, depth:
             }
         }
         _ => {}
+    }
+}
+
+/// `apiVersion` and `kind` of an embedded resource, as apiextensions-apiserver's
+/// `validateEmbeddedResource` checks them.
+fn check_type_meta(map: &serde_json::Map<String, Value>, path: &str, out: &mut Vec<Cause>) {
+    for field in ["apiVersion", "kind"] {
+        let p = child(path, field);
+        match map.get(field) {
+            None => out.push(Cause::required(&p, "must not be empty")),
+            Some(Value::String(s)) if s.is_empty() => {
+                out.push(Cause::invalid(
+                    &p,
+                    &Value::String(String::new()),
+                    "must not be empty",
+                ));
+            }
+            Some(Value::String(_)) => {}
+            Some(other) => out.push(Cause::invalid(&p, other, "must be a string")),
+        }
     }
 }

@@ -318,6 +318,7 @@ fn env() -> &'static Arc<Env> {
         let mut env = Env::stdlib();
         // The extension only declares new overloads on a fresh standard environment.
         let _ = env.add_extension(cel::extensions::strings);
+        super::library::register(&mut env);
         Arc::new(env)
     })
 }
@@ -424,7 +425,7 @@ fn find_undeclared(
         Expr::Call(call) => {
             let name = call.func_name.as_str();
             let operator = name.starts_with('_') || name.starts_with('@') || name.starts_with('!');
-            if !operator && !FUNCTIONS.contains(&name) {
+            if !operator && !FUNCTIONS.contains(&name) && !super::library::NAMES.contains(&name) {
                 *found = Some((name.to_string(), expr.id));
                 return;
             }

@@ -246,7 +246,7 @@ fn cel_rules_report_messages_reasons_and_transition_rules() {
 #[test]
 fn rules_that_do_not_compile_answer_compile_errors() {
     let s = schema(json!({"type": "object", "x-kubernetes-validations": [
-        {"rule": "self.items.isSorted()"},
+        {"rule": "self.items.isSortedBy()"},
         {"rule": "self.a ==="},
         {"rule": "other > 1"},
     ]}));
@@ -255,7 +255,7 @@ fn rules_that_do_not_compile_answer_compile_errors() {
     assert!(
         got[0].starts_with(
             "spec: Invalid value: \"object\": rule compile error: compilation failed: ERROR: <input>:1:"
-        ) && got[0].contains("undeclared reference to 'isSorted' (in container '')"),
+        ) && got[0].contains("undeclared reference to 'isSortedBy' (in container '')"),
         "{got:?}"
     );
     assert!(
@@ -280,7 +280,7 @@ fn crd_schema_checks_name_kube_apiservers_paths() {
                 "free": {"type": "object", "x-kubernetes-preserve-unknown-fields": false},
             },
             "x-kubernetes-validations": [
-                {"rule": "self.size() > 1 && isSorted(self)"},
+                {"rule": "self.size() > 1 && sorted(self)"},
                 {"rule": ""},
                 {"rule": "self.x > 1", "reason": "Nope"},
             ]},
@@ -314,8 +314,8 @@ fn crd_schema_checks_name_kube_apiservers_paths() {
         .find(|g| g.starts_with(&format!("{p}.x-kubernetes-validations[0].rule: ")))
         .expect("a compile error");
     assert!(
-        compile.contains("Invalid value: {\"rule\":\"self.size() > 1 && isSorted(self)\"}: compilation failed: ERROR: <input>:1:")
-            && compile.contains("undeclared reference to 'isSorted'"),
+        compile.contains("Invalid value: apiextensions.ValidationRule{Rule:\"self.size() > 1 && sorted(self)\", Message:\"\", MessageExpression:\"\", Reason:(*apiextensions.FieldValueErrorReason)(nil), FieldPath:\"\", OptionalOldSelf:(*bool)(nil)}: compilation failed: ERROR: <input>:1:")
+            && compile.contains("undeclared reference to 'sorted'"),
         "{compile}"
     );
     assert_eq!(
@@ -341,4 +341,39 @@ fn hostile_schemas_do_not_panic() {
     );
     let _ = odd.validate(&json!({"x": 1}), None);
     let _ = crd_schema_causes(0, &json!("not an object"));
+}
+
+#[test]
+fn kubernetes_list_and_regex_functions_work() {
+    let s = schema(json!({"type": "object",
+        "x-kubernetes-validations": [
+            {"rule": "self.nums.isSorted()", "message": "sorted"},
+            {"rule": "self.nums.sum() < 10", "message": "sum"},
+            {"rule": "self.nums.min() >= 0 && self.nums.max() <= 5", "message": "range"},
+            {"rule": "self.nums.indexOf(2) == 1 && self.nums.lastIndexOf(9) == -1", "message": "index"},
+            {"rule": "self.text.find('[0-9]+') == '42' && self.text.findAll('[a-z]').size() == 3 && self.text.findAll('[a-z]', 1) == ['a']", "message": "regex"},
+            {"rule": "self.text.lowerAscii().startsWith('a') && self.text.contains('42') && size(self.text) == 5", "message": "strings"},
+            {"rule": "self.nums.exists_one(n, n == 3) && self.nums.map(n, n * 2).filter(n, n > 2).size() == 2", "message": "macros"},
+        ],
+        "properties": {
+            "nums": {"type": "array", "items": {"type": "integer"}},
+            "text": {"type": "string"},
+        },
+    }));
+    assert_eq!(
+        messages(&s, json!({"nums": [1, 2, 3], "text": "ab42c"}), None),
+        Vec::<String>::new()
+    );
+    assert_eq!(
+        messages(&s, json!({"nums": [3, 2, 9], "text": "xy1"}), None),
+        [
+            "spec: Invalid value: sorted",
+            "spec: Invalid value: sum",
+            "spec: Invalid value: range",
+            "spec: Invalid value: index",
+            "spec: Invalid value: regex",
+            "spec: Invalid value: strings",
+            "spec: Invalid value: macros",
+        ]
+    );
 }
