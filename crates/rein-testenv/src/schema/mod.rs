@@ -10,6 +10,7 @@ mod format;
 mod library;
 mod node;
 mod prune;
+mod ratchet;
 mod rules;
 mod validate;
 
@@ -77,6 +78,9 @@ impl VersionSchema {
     pub(crate) fn validate(&self, obj: &Value, old: Option<&Value>) -> Vec<Cause> {
         let mut causes = validate::validate(&self.root.raw, obj, &self.patterns);
         prune::check_embedded(&self.root, obj, "", &mut causes);
+        if let Some(old) = old {
+            causes.retain(|c| !ratchet::unchanged(c, obj, old));
+        }
         // Type, enum, required, length and count failures block the CEL rules, as
         // apiextensions-apiserver's `hasBlockingErr` does (when the schema has rules).
         let blocking = causes.iter().any(|c| {

@@ -193,6 +193,11 @@ fn run(
     if rule.uses_old_self && old.is_none() {
         return;
     }
+    // Ratcheting: a rule that does not read oldSelf does not fail a value the write left
+    // unchanged (kube-apiserver turns that failure into a warning).
+    if !rule.uses_old_self && old == Some(value) {
+        return;
+    }
     let mut ctx = Context::with_env(env().clone());
     ctx.add_variable_from_value("self", to_cel(value, Some(node)));
     if let Some(old) = old {

@@ -377,3 +377,47 @@ fn kubernetes_list_and_regex_functions_work() {
         ]
     );
 }
+
+#[test]
+fn updates_ratchet_errors_on_unchanged_values() {
+    let s = schema(json!({"type": "object", "required": ["must"],
+        "x-kubernetes-validations": [{"rule": "self.n < 5", "message": "small"}],
+        "properties": {
+            "name": {"type": "string", "maxLength": 3},
+            "n": {"type": "integer"},
+            "list": {"type": "array", "items": {"type": "string", "maxLength": 1}},
+            "must": {"type": "string"},
+        },
+    }));
+    let old = json!({"name": "toolong", "n": 1, "list": ["xx"], "must": "x"});
+    assert!(
+        messages(
+            &s,
+            json!({"name": "toolong", "n": 2, "list": ["xx"], "must": "x"}),
+            Some(old.clone())
+        )
+        .is_empty()
+    );
+    assert_eq!(
+        messages(
+            &s,
+            json!({"name": "longer", "n": 2, "list": ["xx", "y"]}),
+            Some(old.clone())
+        ),
+        [
+            "spec.list[0]: Too long: may not be more than 1 bytes",
+            "spec.name: Too long: may not be more than 3 bytes",
+            "spec.must: Required value",
+            "<nil>: Invalid value: \"null\": some validation rules were not checked because the object was invalid; correct the existing errors to complete validation",
+        ]
+    );
+    let stored = json!({"name": "ok", "n": 9, "must": "x"});
+    assert!(
+        messages(&s, stored.clone(), Some(stored.clone())).is_empty(),
+        "an unchanged rule failure ratchets"
+    );
+    assert_eq!(
+        messages(&s, json!({"name": "ok", "n": 8, "must": "x"}), Some(stored)),
+        ["spec: Invalid value: small"]
+    );
+}

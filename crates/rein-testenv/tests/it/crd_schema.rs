@@ -681,3 +681,67 @@ async fn kubectl_apply_of_an_invalid_object_reports_the_error() {
         "{stderr}"
     );
 }
+
+#[tokio::test]
+async fn a_tightened_schema_ratchets_unchanged_fields_on_update() {
+    let env = env().await;
+    let api = widgets(&env, "v1");
+    assert_eq!(
+        post(
+            &env,
+            "",
+            &widget("loose", json!({"name": "loose-name", "replicas": 9}))
+        )
+        .await
+        .status,
+        StatusCode::CREATED
+    );
+    // Tighten the schema: replicas at most 5, names at most 5 characters.
+    let crds: Api<CustomResourceDefinition> = Api::all(env.client());
+    let mut crd = crds
+        .get("widgets.schema.example.com")
+        .await
+        .expect("gets the CRD");
+    let mut value = serde_json::to_value(&crd).expect("json");
+    let spec = &mut value["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]["spec"]
+        ["properties"];
+    spec["replicas"]["maximum"] = json!(5);
+    spec["name"]["maxLength"] = json!(5);
+    crd = serde_json::from_value(value).expect("crd");
+    crds.replace("widgets.schema.example.com", &PostParams::default(), &crd)
+        .await
+        .expect("updates the CRD");
+
+    let ok = api
+        .patch(
+            "loose",
+            &PatchParams::default(),
+            &Patch::Merge(json!({"spec": {"mode": "fast"}})),
+        )
+        .await
+        .expect("unchanged invalid fields ratchet");
+    assert_eq!(ok.data["spec"]["mode"], "fast");
+    let changed = send(
+        &env.client(),
+        Method::PATCH,
+        &format!("{BASE}/loose"),
+        "application/merge-patch+json",
+        &json!({"spec": {"replicas": 8}}),
+    )
+    .await;
+    assert_eq!(
+        causes(&changed, "loose"),
+        [(
+            "spec.replicas".to_string(),
+            "Invalid value: 8: spec.replicas in body should be less than or equal to 5".to_string()
+        )]
+    );
+    let fresh = post(&env, "", &widget("fresh", json!({"name": "too-long"}))).await;
+    assert_eq!(
+        causes(&fresh, "fresh"),
+        [
+            ("spec.name".to_string(), "Too long: may not be more than 5 bytes".to_string()),
+            ("<nil>".to_string(), "Invalid value: \"null\": some validation rules were not checked because the object was invalid; correct the existing errors to complete validation".to_string()),
+        ]
+    );
+}
