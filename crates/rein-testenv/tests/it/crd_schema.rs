@@ -404,6 +404,21 @@ async fn defaults_apply_on_create_and_on_read_per_version() {
         .await
         .expect("lists");
     assert_eq!(list.items[0].data["spec"]["legacy"], "old");
+    let mut watch = widgets(&env, "v1beta1")
+        .watch(&WatchParams::default().disable_bookmarks(), "0")
+        .await
+        .expect("watches as v1beta1")
+        .boxed();
+    let event = tokio::time::timeout(BOUND, watch.next())
+        .await
+        .expect("an event in time")
+        .expect("an event")
+        .expect("ok");
+    let WatchEvent::Added(added) = event else {
+        panic!("{event:?}")
+    };
+    assert_eq!(added.data["spec"]["legacy"], "old");
+    assert!(added.data["spec"].get("mode").is_none());
     let v1 = widgets(&env, "v1").get("plain").await.expect("gets as v1");
     assert!(v1.data["spec"].get("legacy").is_none());
     assert_eq!(v1.data["spec"]["mode"], "slow");
