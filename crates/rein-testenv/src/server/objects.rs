@@ -331,7 +331,13 @@ impl Ctx<'_> {
                 crate::openapi::unknown_fields(&self.target().gvk(), &crds, obj)
             }
         };
-        if unknown.is_empty() {
+        self.report_unknown(&unknown)
+    }
+
+    /// `fieldValidation` over the unknown fields found: Strict refuses, Warn reports them.
+    fn report_unknown(&self, unknown: &[String]) -> Result<Vec<String>, ApiError> {
+        let mode = self.field_validation();
+        if unknown.is_empty() || (mode != "Strict" && mode != "Warn") {
             return Ok(Vec::new());
         }
         let list: Vec<String> = unknown
@@ -345,6 +351,18 @@ impl Ctx<'_> {
             )));
         }
         Ok(list)
+    }
+
+    /// The apply configuration pruned by the custom resource's schema, as JSON, with the
+    /// pruned paths; `None` for resources without a schema or bodies apply will refuse.
+    fn pruned_apply_configuration(&self) -> Option<(Vec<u8>, Vec<String>)> {
+        self.path.def.schema(&self.path.version)?;
+        let mut config: Value = serde_yaml::from_slice(self.bytes).ok()?;
+        if !config.is_object() {
+            return None;
+        }
+        let unknown = ops::custom_prune(self.target(), &mut config)?;
+        Some((serde_json::to_vec(&config).ok()?, unknown))
     }
 
     fn get(&self, name: &str, sub: Option<&str>) -> Result<Answer, ApiError> {
@@ -523,15 +541,25 @@ impl Ctx<'_> {
             .map(|c| ops::as_version(c, &api_version).unwrap_or_else(|| (**c).clone()));
         if patch_type == PatchType::Apply {
             let manager = self.q.field_manager.clone().unwrap_or_default();
+            // A custom resource's apply configuration is pruned before it is merged, so
+            // unknown fields are neither stored nor owned in managedFields.
+            let pruned = self.pruned_apply_configuration();
+            let (body, unknown) = match &pruned {
+                Some((body, unknown)) => (body.as_slice(), Some(unknown)),
+                None => (&self.bytes[..], None),
+            };
             let applied = patch::server_side_apply_at(
                 current_view.as_ref(),
-                self.bytes,
+                body,
                 &manager,
                 self.q.force.unwrap_or(false),
                 &gvk,
                 self.apply_scope(sub_kind),
             )?;
-            let warnings = self.validate_fields(&txn, &applied)?;
+            let warnings = match unknown {
+                Some(unknown) => self.report_unknown(unknown)?,
+                None => self.validate_fields(&txn, &applied)?,
+            };
             let opts = WriteOpts {
                 dry_run: self.q.dry_run,
                 field_manager: String::new(),
