@@ -92,21 +92,28 @@ fn objects_arrays_and_composites() {
         "no": {"type": "string", "not": {"enum": ["bad"]}},
         "all": {"type": "string", "allOf": [{"minLength": 2}, {"pattern": "^a"}]},
         "nul": {"type": "string"},
+        "ios": {"x-kubernetes-int-or-string": true, "maximum": 3},
     }}));
     assert_eq!(
         messages(&s, json!({}), None),
         ["spec: Invalid value: 0: spec in body should have at least 1 properties"]
     );
+    assert!(messages(&s, json!({"ios": "80%"}), None).is_empty());
+    assert_eq!(
+        messages(&s, json!({"ios": 4}), None),
+        ["spec.ios: Invalid value: 4: spec.ios in body should be less than or equal to 3"]
+    );
     assert_eq!(
         messages(
             &s,
-            json!({"list": [{"k": "a"}, {}], "one": 5, "no": "bad", "all": "b", "nul": null}),
+            json!({"list": [{"k": "a"}, {}], "one": 5, "no": "bad", "all": "b", "nul": null, "ios": null}),
             None
         ),
         [
             "spec.all: Invalid value: \"b\": spec.all in body should be at least 2 chars long",
             "spec.all: Invalid value: \"b\": spec.all in body should match '^a'",
             "<nil>: Invalid value: \"\": \"spec.all\" must validate all the schemas (allOf)",
+            "spec.ios: Invalid value: \"null\": spec.ios in body must be of type integer,string: \"null\"",
             "spec.list[1].k: Required value",
             "<nil>: Invalid value: \"\": \"spec.no\" must not validate the schema (not)",
             "spec.nul: Invalid value: \"null\": spec.nul in body must be of type string: \"null\"",

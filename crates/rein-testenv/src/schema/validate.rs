@@ -40,15 +40,16 @@ impl Validator<'_> {
             return;
         }
         let flag = |name: &str| schema.get(name).and_then(Value::as_bool) == Some(true);
-        let ty = schema.get("type").and_then(Value::as_str).unwrap_or("");
+        // apiextensions-apiserver validates int-or-string as `type: [integer, string]`.
+        let ty = if flag("x-kubernetes-int-or-string") {
+            "integer,string"
+        } else {
+            schema.get("type").and_then(Value::as_str).unwrap_or("")
+        };
         if value.is_null() {
             if !ty.is_empty() && !flag("nullable") {
                 self.type_error(path, ty, "null");
             }
-            return;
-        }
-        if flag("x-kubernetes-int-or-string") && !(value.is_string() || is_integer(value)) {
-            self.type_error(path, "integer,string", json_type(value));
             return;
         }
         if !ty.is_empty() && !type_matches(ty, value) {
@@ -368,6 +369,7 @@ fn type_matches(ty: &str, value: &Value) -> bool {
         "boolean" => value.is_boolean(),
         "number" => value.is_number(),
         "integer" => is_integer(value),
+        "integer,string" => is_integer(value) || value.is_string(),
         _ => true,
     }
 }
