@@ -367,6 +367,18 @@ const FUNCTIONS: &[&str] = &[
     "optional.of",
     "optional.none",
     "optional.ofNonZeroValue",
+    "duration",
+    "timestamp",
+    "getDate",
+    "getDayOfMonth",
+    "getDayOfWeek",
+    "getDayOfYear",
+    "getFullYear",
+    "getHours",
+    "getMilliseconds",
+    "getMinutes",
+    "getMonth",
+    "getSeconds",
 ];
 
 /// Compiles `source` like kube-apiserver's CEL compiler would be asked to: a parse error or

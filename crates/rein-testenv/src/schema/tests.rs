@@ -361,18 +361,29 @@ fn kubernetes_list_and_regex_functions_work() {
             {"rule": "self.text.find('[0-9]+') == '42' && self.text.findAll('[a-z]').size() == 3 && self.text.findAll('[a-z]', 1) == ['a']", "message": "regex"},
             {"rule": "self.text.lowerAscii().startsWith('a') && self.text.contains('42') && size(self.text) == 5", "message": "strings"},
             {"rule": "self.nums.exists_one(n, n == 3) && self.nums.map(n, n * 2).filter(n, n > 2).size() == 2", "message": "macros"},
+            {"rule": "duration(self.wait) < duration('1h') && timestamp(self.at).getFullYear() == 2024", "message": "time"},
         ],
         "properties": {
             "nums": {"type": "array", "items": {"type": "integer"}},
             "text": {"type": "string"},
+            "wait": {"type": "string"},
+            "at": {"type": "string"},
         },
     }));
     assert_eq!(
-        messages(&s, json!({"nums": [1, 2, 3], "text": "ab42c"}), None),
+        messages(
+            &s,
+            json!({"nums": [1, 2, 3], "text": "ab42c", "wait": "30m", "at": "2024-05-01T10:00:00Z"}),
+            None
+        ),
         Vec::<String>::new()
     );
     assert_eq!(
-        messages(&s, json!({"nums": [3, 2, 9], "text": "xy1"}), None),
+        messages(
+            &s,
+            json!({"nums": [3, 2, 9], "text": "xy1", "wait": "2h", "at": "2023-05-01T10:00:00Z"}),
+            None
+        ),
         [
             "spec: Invalid value: sorted",
             "spec: Invalid value: sum",
@@ -381,6 +392,7 @@ fn kubernetes_list_and_regex_functions_work() {
             "spec: Invalid value: regex",
             "spec: Invalid value: strings",
             "spec: Invalid value: macros",
+            "spec: Invalid value: time",
         ]
     );
 }
