@@ -109,6 +109,11 @@ impl Cause {
         )
     }
 
+    /// `field.InternalError`.
+    pub(crate) fn internal(field: &str, detail: &str) -> Cause {
+        Cause::without_value("InternalError", "Internal error", field, detail)
+    }
+
     /// `field: message`, as `field.Error.Error()` prints it.
     pub(crate) fn to_error_string(&self) -> String {
         format!("{}: {}", self.field, self.message)

@@ -34,7 +34,16 @@ pub(crate) fn crd_schema_causes(version_index: usize, schema: &Value) -> Vec<Cau
         ));
         return out;
     }
-    structural(schema, Level::Root, &path, &mut out, 0);
+    // Rules compile on a large stack (see `stack`).
+    let checked = super::stack::with_large_stack(|| {
+        let mut found = Vec::new();
+        structural(schema, Level::Root, &path, &mut found, 0);
+        found
+    });
+    match checked {
+        Some(found) => out.extend(found),
+        None => out.push(Cause::internal(&path, "the schema could not be checked")),
+    }
     out
 }
 

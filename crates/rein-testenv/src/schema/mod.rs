@@ -12,6 +12,7 @@ mod node;
 mod prune;
 mod ratchet;
 mod rules;
+mod stack;
 mod validate;
 
 use std::collections::HashMap;
@@ -44,8 +45,17 @@ impl VersionSchema {
     /// Compiles `openAPIV3Schema` (never fails; see [`crd_schema_causes`] for the checks a
     /// CRD write makes).
     pub(crate) fn compile(schema: &Value) -> VersionSchema {
-        let mut patterns = HashMap::new();
-        let root = Node::compile(schema, &mut patterns);
+        // Rules compile on a large stack (see `stack`); a node tree is built either way.
+        let compiled = stack::with_large_stack(|| {
+            let mut patterns = HashMap::new();
+            let root = Node::compile(schema, &mut patterns);
+            (root, patterns)
+        });
+        let (root, patterns) = compiled.unwrap_or_else(|| {
+            let mut patterns = HashMap::new();
+            let root = Node::compile(&Value::Object(Default::default()), &mut patterns);
+            (root, patterns)
+        });
         let has_defaults = root.has_defaults();
         let has_rules = root.has_rules();
         VersionSchema {
@@ -100,8 +110,19 @@ impl VersionSchema {
                 "some validation rules were not checked because the object was invalid; \
                  correct the existing errors to complete validation",
             ));
-        } else {
-            rules::evaluate(&self.root, obj, old, "", &mut causes);
+        } else if self.has_rules {
+            let evaluated = stack::with_large_stack(|| {
+                let mut found = Vec::new();
+                rules::evaluate(&self.root, obj, old, "", &mut found);
+                found
+            });
+            match evaluated {
+                Some(found) => causes.extend(found),
+                None => causes.push(Cause::internal(
+                    "<nil>",
+                    "the validation rules could not be evaluated",
+                )),
+            }
         }
         let mut seen = std::collections::HashSet::new();
         causes.retain(|c| seen.insert(c.to_error_string()));

@@ -11,6 +11,13 @@ use serde_json::Value;
 use super::cause::{Cause, child};
 use super::node::Node;
 
+/// cel-go's limit on a rule's size.
+const MAX_SOURCE_CODE_POINTS: usize = 100_000;
+
+/// How deep a compiled expression may nest (cel-go's parser stops at 250 levels; chains of
+/// operators nest too, and the interpreter recurses once per level).
+const MAX_DEPTH: usize = 250;
+
 /// The longest message a `messageExpression` may produce (celconfig's limit).
 const MAX_MESSAGE_BYTES: usize = 5120;
 
@@ -384,9 +391,21 @@ const FUNCTIONS: &[&str] = &[
 /// Compiles `source` like kube-apiserver's CEL compiler would be asked to: a parse error or
 /// an undeclared variable or function is a compile error (`compilation failed: ERROR: ...`).
 pub(crate) fn compile(source: &str) -> Result<Program, String> {
+    let size = source.chars().count();
+    if size > MAX_SOURCE_CODE_POINTS {
+        return Err(format!(
+            "compilation failed: ERROR: <input>:-1:0: expression code point size exceeds limit: \
+             size: {size}, limit {MAX_SOURCE_CODE_POINTS}"
+        ));
+    }
     let program = env()
         .compile(source)
         .map_err(|e| format!("compilation failed: {}", parse_error_text(&e.to_string())))?;
+    if depth(program.expression(), 0) > MAX_DEPTH {
+        return Err(format!(
+            "compilation failed: ERROR: <input>:1:1: max recursion depth exceeded: {MAX_DEPTH}"
+        ));
+    }
     let mut undeclared = None;
     find_undeclared(program.expression(), &mut HashSet::new(), &mut undeclared);
     if let Some((name, id)) = undeclared {
@@ -584,5 +603,45 @@ pub(crate) fn to_cel(value: &Value, node: Option<&Node>) -> cel::Value {
                 .collect();
             cel::Value::from(entries)
         }
+    }
+}
+
+/// The nesting depth of an expression, counted up to just past [`MAX_DEPTH`].
+fn depth(expr: &IdedExpr, level: usize) -> usize {
+    if level > MAX_DEPTH {
+        return level;
+    }
+    let below = |e: &IdedExpr| depth(e, level + 1);
+    match &expr.expr {
+        Expr::Call(call) => call
+            .target
+            .iter()
+            .map(|t| below(t))
+            .chain(call.args.iter().map(below))
+            .max()
+            .unwrap_or(level),
+        Expr::Comprehension(c) => [
+            &c.iter_range,
+            &c.accu_init,
+            &c.loop_cond,
+            &c.loop_step,
+            &c.result,
+        ]
+        .into_iter()
+        .map(below)
+        .max()
+        .unwrap_or(level),
+        Expr::List(list) => list.elements.iter().map(below).max().unwrap_or(level),
+        Expr::Map(map) => map
+            .entries
+            .iter()
+            .map(|entry| match &entry.expr {
+                EntryExpr::StructField(f) => below(&f.value),
+                EntryExpr::MapEntry(e) => below(&e.key).max(below(&e.value)),
+            })
+            .max()
+            .unwrap_or(level),
+        Expr::Select(select) => below(&select.operand),
+        _ => level,
     }
 }

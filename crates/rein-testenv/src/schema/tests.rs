@@ -440,3 +440,33 @@ fn updates_ratchet_errors_on_unchanged_values() {
         ["spec: Invalid value: small"]
     );
 }
+
+#[test]
+fn deep_or_huge_rules_are_answered_not_crashes() {
+    let nested = format!("{}self.n == 5{}", "(".repeat(90), ")".repeat(90));
+    let chain = format!("self.n == 0{}", " || self.n == 1".repeat(400));
+    let sum = format!("{} == 3000", vec!["1"; 3000].join(" + "));
+    let longest = format!("{} == 1", vec!["1"; 24_000].join("+(")) + &")".repeat(23_999);
+    let huge = format!("'{}' == self.s", "x".repeat(100_001));
+    let s = schema(json!({"type": "object", "x-kubernetes-validations": [
+        {"rule": nested, "message": "nested"},
+        {"rule": chain, "message": "chain"},
+        {"rule": sum, "message": "sum"},
+        {"rule": longest, "message": "longest"},
+        {"rule": huge, "message": "huge"},
+    ]}));
+    let got = messages(&s, json!({"n": 5, "s": "x"}), None);
+    assert_eq!(got.len(), 4, "{got:?}");
+    assert_eq!(got[0], "spec: Invalid value: chain", "{got:?}");
+    assert!(
+        got.iter()
+            .any(|g| g.contains("max recursion depth exceeded: 250")),
+        "the 3000-term sum nests too deep: {got:?}"
+    );
+    assert!(
+        got.last()
+            .is_some_and(|g| g
+                .contains("expression code point size exceeds limit: size: 100013, limit 100000")),
+        "{got:?}"
+    );
+}
