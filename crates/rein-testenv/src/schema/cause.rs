@@ -59,15 +59,10 @@ impl Cause {
         Cause::without_value("FieldValueForbidden", "Forbidden", field, detail)
     }
 
-    /// `field.Duplicate`.
+    /// `field.Duplicate` (objects and lists print no value, as in CEL rule failures).
     pub(crate) fn duplicate(field: &str, value: &Value) -> Cause {
-        Cause::with_value(
-            "FieldValueDuplicate",
-            "Duplicate value",
-            field,
-            Some(value),
-            "",
-        )
+        let shown = (!value.is_object() && !value.is_array()).then_some(value);
+        Cause::with_value("FieldValueDuplicate", "Duplicate value", field, shown, "")
     }
 
     /// `field.NotSupported`: `Unsupported value: "x": supported values: "a", "b"`.

@@ -208,6 +208,7 @@ fn cel_rules_report_messages_reasons_and_transition_rules() {
             {"rule": "has(self.name) && self.name.startsWith('w')", "reason": "FieldValueRequired", "messageExpression": "'name must start with w, got ' + (has(self.name) ? self.name : 'nothing')"},
             {"rule": "self.tags.all(t, t.size() <= 3) && self.tags.exists(t, t == 'a') && self.tags.size() < 5"},
             {"rule": "self.name.matches('^[a-z]+$')"},
+            {"rule": "self.tags.size() < 3", "reason": "FieldValueDuplicate"},
         ],
         "properties": {
             "min": {"type": "integer"}, "max": {"type": "integer"},
@@ -221,7 +222,7 @@ fn cel_rules_report_messages_reasons_and_transition_rules() {
     assert_eq!(
         messages(
             &s,
-            json!({"min": 3, "max": 2, "name": "Web9", "tags": ["long"], "ratio": 2}),
+            json!({"min": 3, "max": 2, "name": "Web9", "tags": ["long", "a", "b"], "ratio": 2}),
             None
         ),
         [
@@ -229,6 +230,7 @@ fn cel_rules_report_messages_reasons_and_transition_rules() {
             "spec: Required value: name must start with w, got Web9",
             "spec: Invalid value: failed rule: self.tags.all(t, t.size() <= 3) && self.tags.exists(t, t == 'a') && self.tags.size() < 5",
             "spec: Invalid value: failed rule: self.name.matches('^[a-z]+$')",
+            "spec: Duplicate value",
             "spec.ratio: Invalid value: 2: failed rule: self < 1.5",
         ]
     );
