@@ -364,18 +364,24 @@ fn kubernetes_list_and_regex_functions_work() {
             {"rule": "self.text.lowerAscii().startsWith('a') && self.text.contains('42') && size(self.text) == 5", "message": "strings"},
             {"rule": "self.nums.exists_one(n, n == 3) && self.nums.map(n, n * 2).filter(n, n > 2).size() == 2", "message": "macros"},
             {"rule": "duration(self.wait) < duration('1h') && timestamp(self.at).getFullYear() == 2024", "message": "time"},
+            {"rule": "self.typedAt > timestamp('2024-01-01T00:00:00Z') && self.typedWait < duration('1h') && self.day.getFullYear() == 2024 && self.raw == b'hi'", "message": "typed"},
         ],
         "properties": {
             "nums": {"type": "array", "items": {"type": "integer"}},
             "text": {"type": "string"},
             "wait": {"type": "string"},
             "at": {"type": "string"},
+            "typedAt": {"type": "string", "format": "date-time"},
+            "typedWait": {"type": "string", "format": "duration"},
+            "day": {"type": "string", "format": "date"},
+            "raw": {"type": "string", "format": "byte"},
         },
     }));
     assert_eq!(
         messages(
             &s,
-            json!({"nums": [1, 2, 3], "text": "ab42c", "wait": "30m", "at": "2024-05-01T10:00:00Z"}),
+            json!({"nums": [1, 2, 3], "text": "ab42c", "wait": "30m", "at": "2024-05-01T10:00:00Z",
+                "typedAt": "2024-05-01T10:00:00+02:00", "typedWait": "1m30.5s", "day": "2024-02-29", "raw": "aGk="}),
             None
         ),
         Vec::<String>::new()
@@ -383,7 +389,8 @@ fn kubernetes_list_and_regex_functions_work() {
     assert_eq!(
         messages(
             &s,
-            json!({"nums": [3, 2, 9], "text": "xy1", "wait": "2h", "at": "2023-05-01T10:00:00Z"}),
+            json!({"nums": [3, 2, 9], "text": "xy1", "wait": "2h", "at": "2023-05-01T10:00:00Z",
+                "typedAt": "2023-05-01T10:00:00Z", "typedWait": "2h", "day": "2023-01-01", "raw": "aGk="}),
             None
         ),
         [
@@ -395,6 +402,7 @@ fn kubernetes_list_and_regex_functions_work() {
             "spec: Invalid value: strings",
             "spec: Invalid value: macros",
             "spec: Invalid value: time",
+            "spec: Invalid value: typed",
         ]
     );
 }
