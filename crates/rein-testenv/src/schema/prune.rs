@@ -142,8 +142,48 @@ fn check_type_meta(map: &serde_json::Map<String, Value>, path: &str, out: &mut V
                     "must not be empty",
                 ));
             }
-            Some(Value::String(_)) => {}
+            Some(Value::String(s)) => {
+                if let Some(why) = type_meta_error(field, s) {
+                    out.push(Cause::invalid(&p, &Value::String(s.clone()), &why));
+                }
+            }
             Some(other) => out.push(Cause::invalid(&p, other, "must be a string")),
         }
     }
+}
+
+/// apimachinery's check of an embedded `apiVersion` (`ParseGroupVersion`) or `kind` (a
+/// DNS-1035 label once lower-cased).
+fn type_meta_error(field: &str, value: &str) -> Option<String> {
+    if field == "apiVersion" {
+        return (value.matches('/').count() > 1)
+            .then(|| format!("unexpected GroupVersion string: {value}"));
+    }
+    let lower = value.to_ascii_lowercase();
+    let mut errs = Vec::new();
+    if lower.len() > 63 {
+        errs.push("must be no more than 63 characters".to_string());
+    }
+    let bytes = lower.as_bytes();
+    let shape_ok = bytes.first().is_some_and(u8::is_ascii_lowercase)
+        && bytes
+            .last()
+            .is_some_and(|b| b.is_ascii_lowercase() || b.is_ascii_digit())
+        && bytes
+            .iter()
+            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || *b == b'-');
+    if !shape_ok {
+        errs.push(
+            "a DNS-1035 label must consist of lower case alphanumeric characters or '-', start \
+             with an alphabetic character, and end with an alphanumeric character (e.g. \
+             'my-name',  or 'abc-123', regex used for validation is '[a-z]([-a-z0-9]*[a-z0-9])?')"
+                .to_string(),
+        );
+    }
+    (!errs.is_empty()).then(|| {
+        format!(
+            "may have mixed case, but should otherwise match: {}",
+            errs.join(",")
+        )
+    })
 }

@@ -480,3 +480,26 @@ fn deep_or_huge_rules_are_answered_not_crashes() {
         "{got:?}"
     );
 }
+
+#[test]
+fn embedded_resources_need_a_well_formed_api_version_and_kind() {
+    let s = schema(json!({"type": "object", "properties": {
+        "a": {"type": "object", "x-kubernetes-embedded-resource": true, "x-kubernetes-preserve-unknown-fields": true},
+        "b": {"type": "object", "x-kubernetes-embedded-resource": true, "x-kubernetes-preserve-unknown-fields": true},
+        "c": {"type": "object", "x-kubernetes-embedded-resource": true, "x-kubernetes-preserve-unknown-fields": true},
+    }}));
+    assert_eq!(
+        messages(
+            &s,
+            json!({"a": {"kind": "Pod"}, "b": {"apiVersion": "a/b/c", "kind": "Bad_Kind"}, "c": {"apiVersion": 1, "kind": ""}}),
+            None
+        ),
+        [
+            "spec.a.apiVersion: Required value: must not be empty",
+            "spec.b.apiVersion: Invalid value: \"a/b/c\": unexpected GroupVersion string: a/b/c",
+            "spec.b.kind: Invalid value: \"Bad_Kind\": may have mixed case, but should otherwise match: a DNS-1035 label must consist of lower case alphanumeric characters or '-', start with an alphabetic character, and end with an alphanumeric character (e.g. 'my-name',  or 'abc-123', regex used for validation is '[a-z]([-a-z0-9]*[a-z0-9])?')",
+            "spec.c.apiVersion: Invalid value: 1: must be a string",
+            "spec.c.kind: Invalid value: \"\": must not be empty",
+        ]
+    );
+}
