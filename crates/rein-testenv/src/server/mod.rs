@@ -3,6 +3,7 @@
 
 mod accept;
 mod aggregated;
+mod ascii_json;
 mod body;
 mod discovery;
 mod dispatch;

@@ -354,7 +354,8 @@ impl Ctx<'_> {
     }
 
     /// The apply configuration pruned by the custom resource's schema, as JSON, with the
-    /// pruned paths; `None` for resources without a schema or bodies apply will refuse.
+    /// pruned paths; `None` when nothing is pruned, for resources without a schema and for
+    /// bodies apply will refuse.
     fn pruned_apply_configuration(&self) -> Option<(Vec<u8>, Vec<String>)> {
         self.path.def.schema(&self.path.version)?;
         let mut config: Value = serde_yaml::from_slice(self.bytes).ok()?;
@@ -362,7 +363,10 @@ impl Ctx<'_> {
             return None;
         }
         let unknown = ops::custom_prune(self.target(), &mut config)?;
-        Some((serde_json::to_vec(&config).ok()?, unknown))
+        if unknown.is_empty() {
+            return None;
+        }
+        Some((super::ascii_json::to_vec(&config)?, unknown))
     }
 
     fn get(&self, name: &str, sub: Option<&str>) -> Result<Answer, ApiError> {

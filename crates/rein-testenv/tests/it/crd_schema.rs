@@ -764,7 +764,10 @@ async fn a_tightened_schema_ratchets_unchanged_fields_on_update() {
 #[tokio::test]
 async fn apply_prunes_unknown_fields_before_they_are_owned() {
     let env = env().await;
-    let config = widget("applied", json!({"name": "applied", "foo": {"bar": 1}}));
+    let config = widget(
+        "applied",
+        json!({"name": "applied", "foo": {"bar": 1}, "note": "line\u{2028}break ü😀"}),
+    );
     let uri = format!("{BASE}/applied?fieldManager=tester");
     let strict = send(
         &env.client(),
@@ -794,6 +797,10 @@ async fn apply_prunes_unknown_fields_before_they_are_owned() {
         ["299 - \"unknown field \\\"spec.foo\\\"\""]
     );
     assert!(applied.body["spec"].get("foo").is_none());
+    assert_eq!(
+        applied.body["spec"]["note"], "line\u{2028}break ü😀",
+        "re-encoded losslessly"
+    );
     let owned = &applied.body["metadata"]["managedFields"][0]["fieldsV1"]["f:spec"];
     assert!(
         owned.get("f:name").is_some() && owned.get("f:foo").is_none(),
