@@ -12,6 +12,10 @@ pub(crate) struct Cause {
     pub(crate) field: String,
     /// The error body, e.g. `Required value`.
     pub(crate) message: String,
+    /// The bad value as printed in the body, when the body shows one.
+    pub(crate) value: Option<String>,
+    /// The detail after the value.
+    pub(crate) detail: String,
 }
 
 impl Cause {
@@ -30,6 +34,7 @@ impl Cause {
     pub(crate) fn invalid_printed(field: &str, printed: &str, detail: &str) -> Cause {
         let mut cause = Cause::invalid_omitted(field, detail);
         cause.message = format!("Invalid value: {printed}: {detail}");
+        cause.value = Some(printed.to_string());
         cause
     }
 
@@ -121,8 +126,9 @@ impl Cause {
         value: Option<&Value>,
         detail: &str,
     ) -> Cause {
-        let mut message = match value {
-            Some(v) => format!("{kind}: {}", render_value(v)),
+        let value = value.map(render_value);
+        let mut message = match &value {
+            Some(v) => format!("{kind}: {v}"),
             None => kind.to_string(),
         };
         if !detail.is_empty() {
@@ -133,6 +139,8 @@ impl Cause {
             reason,
             field: field.to_string(),
             message,
+            value,
+            detail: detail.to_string(),
         }
     }
 

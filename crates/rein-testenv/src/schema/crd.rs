@@ -2,11 +2,6 @@
 //! invariants apiextensions-apiserver enforces and CEL rules that do not compile, with its
 //! field paths and messages.
 
-#![cfg_attr(
-    not(test),
-    expect(dead_code, reason = "the CRD-object validation calls it once wired in")
-)]
-
 use serde_json::Value;
 
 use super::cause::{Cause, go_quote};
@@ -26,6 +21,13 @@ enum Level {
 /// (`spec.versions[0].schema.openAPIV3Schema.properties[spec].type`).
 pub(crate) fn crd_schema_causes(version_index: usize, schema: &Value) -> Vec<Cause> {
     let path = format!("spec.versions[{version_index}].schema.openAPIV3Schema");
+    crd_schema_causes_at(&path, schema)
+}
+
+/// [`crd_schema_causes`] for a schema at `path` (`spec.validation.openAPIV3Schema` for the
+/// schema all versions share).
+pub(crate) fn crd_schema_causes_at(path: &str, schema: &Value) -> Vec<Cause> {
+    let path = path.to_string();
     let mut out = Vec::new();
     if !schema.is_object() {
         out.push(Cause::required(

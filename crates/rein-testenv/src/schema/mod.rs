@@ -21,14 +21,7 @@ use regex::Regex;
 use serde_json::Value;
 
 pub(crate) use cause::Cause;
-#[cfg_attr(
-    not(test),
-    expect(
-        unused_imports,
-        reason = "the CRD-object validation calls it once wired in"
-    )
-)]
-pub(crate) use crd::crd_schema_causes;
+pub(crate) use crd::{crd_schema_causes, crd_schema_causes_at};
 
 use node::Node;
 

@@ -807,3 +807,63 @@ async fn apply_prunes_unknown_fields_before_they_are_owned() {
         "{owned}"
     );
 }
+
+#[tokio::test]
+async fn a_crd_with_a_non_structural_schema_or_a_bad_rule_is_refused() {
+    let env = TestEnv::start().await.expect("starts");
+    let mut crd: Value =
+        serde_yaml::from_str(include_str!("../fixtures/widgets-crd.yaml")).expect("fixture");
+    let spec = &mut crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]["spec"];
+    spec["x-kubernetes-validations"][0]["rule"] = json!("self.replicas.isBetween(1, 3)");
+    spec["properties"]["tags"]
+        .as_object_mut()
+        .expect("tags")
+        .remove("items");
+    let answer = send(
+        &env.client(),
+        Method::POST,
+        "/apis/apiextensions.k8s.io/v1/customresourcedefinitions",
+        "application/json",
+        &crd,
+    )
+    .await;
+    assert_eq!(
+        answer.status,
+        StatusCode::UNPROCESSABLE_ENTITY,
+        "{}",
+        answer.body
+    );
+    let causes: Vec<(String, String)> = answer.body["details"]["causes"]
+        .as_array()
+        .expect("causes")
+        .iter()
+        .map(|c| {
+            (
+                c["field"].as_str().unwrap_or_default().to_string(),
+                c["message"].as_str().unwrap_or_default().to_string(),
+            )
+        })
+        .collect();
+    let base = "spec.versions[0].schema.openAPIV3Schema.properties[spec]";
+    assert!(
+        causes.contains(&(
+            format!("{base}.properties[tags].items"),
+            "Required value: must be specified".to_string()
+        )),
+        "{causes:#?}"
+    );
+    let rule = causes
+        .iter()
+        .find(|(f, _)| f == &format!("{base}.x-kubernetes-validations[0].rule"))
+        .expect("the rule's compile error");
+    assert!(
+        rule.1.starts_with(
+            "Invalid value: apiextensions.ValidationRule{Rule:\"self.replicas.isBetween(1, 3)\""
+        ) && rule.1.contains("compilation failed: ERROR: <input>:1:")
+            && rule
+                .1
+                .contains("undeclared reference to 'isBetween' (in container '')"),
+        "{}",
+        rule.1
+    );
+}
