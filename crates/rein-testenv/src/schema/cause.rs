@@ -64,10 +64,20 @@ impl Cause {
         Cause::without_value("FieldValueForbidden", "Forbidden", field, detail)
     }
 
-    /// `field.Duplicate` (objects and lists print no value, as in CEL rule failures).
+    /// `field.Duplicate`.
     pub(crate) fn duplicate(field: &str, value: &Value) -> Cause {
-        let shown = (!value.is_object() && !value.is_array()).then_some(value);
-        Cause::with_value("FieldValueDuplicate", "Duplicate value", field, shown, "")
+        Cause::with_value(
+            "FieldValueDuplicate",
+            "Duplicate value",
+            field,
+            Some(value),
+            "",
+        )
+    }
+
+    /// `field.Duplicate` with the value omitted (objects and lists in CEL rule failures).
+    pub(crate) fn duplicate_omitted(field: &str) -> Cause {
+        Cause::with_value("FieldValueDuplicate", "Duplicate value", field, None, "")
     }
 
     /// `field.NotSupported`: `Unsupported value: "x": supported values: "a", "b"`.

@@ -8,6 +8,7 @@ mod crd;
 mod default;
 mod format;
 mod library;
+mod listtype;
 mod node;
 mod prune;
 mod ratchet;
@@ -83,6 +84,14 @@ impl VersionSchema {
         prune::check_embedded(&self.root, obj, "", &mut causes);
         if let Some(old) = old {
             causes.retain(|c| !ratchet::unchanged(c, obj, old));
+        }
+        // Duplicate items of set and map lists; on update only when the stored object had
+        // none (apiextensions-apiserver ratchets them as a whole).
+        let duplicates = listtype::validate(&self.root, obj, "");
+        if !duplicates.is_empty()
+            && old.is_none_or(|old| listtype::validate(&self.root, old, "").is_empty())
+        {
+            causes.extend(duplicates);
         }
         // Type, enum, required, length and count failures block the CEL rules, as
         // apiextensions-apiserver's `hasBlockingErr` does (when the schema has rules).

@@ -252,6 +252,9 @@ fn run(
     let cause = match rule.reason.as_deref() {
         Some("FieldValueForbidden") => Cause::forbidden(&failing_field, &detail),
         Some("FieldValueRequired") => Cause::required(&failing_field, &detail),
+        Some("FieldValueDuplicate") if value.is_object() || value.is_array() => {
+            Cause::duplicate_omitted(&failing_field)
+        }
         Some("FieldValueDuplicate") => Cause::duplicate(&failing_field, value),
         _ if value.is_object() || value.is_array() => {
             Cause::invalid_omitted(&failing_field, &detail)

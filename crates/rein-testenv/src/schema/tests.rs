@@ -503,3 +503,35 @@ fn embedded_resources_need_a_well_formed_api_version_and_kind() {
         ]
     );
 }
+
+#[test]
+fn set_and_map_lists_refuse_duplicates() {
+    let s = schema(json!({"type": "object", "properties": {
+        "set": {"type": "array", "x-kubernetes-list-type": "set", "items": {"type": "string"}},
+        "ports": {"type": "array", "x-kubernetes-list-type": "map", "x-kubernetes-list-map-keys": ["name"],
+            "items": {"type": "object", "properties": {"name": {"type": "string"}, "port": {"type": "integer"}}}},
+        "pairs": {"type": "array", "x-kubernetes-list-type": "map", "x-kubernetes-list-map-keys": ["a", "b"],
+            "items": {"type": "object", "properties": {"a": {"type": "string"}, "b": {"type": "integer"}}}},
+    }}));
+    assert_eq!(
+        messages(
+            &s,
+            json!({
+                "set": ["x", "y", "x", "x"],
+                "ports": [{"name": "http", "port": 1}, {"name": "http", "port": 2}],
+                "pairs": [{"a": "k", "b": 1}, {"a": "k", "b": 2}, {"a": "k", "b": 1}],
+            }),
+            None
+        ),
+        [
+            "spec.pairs[2]: Duplicate value: map[string]interface {}{\"a\":\"k\", \"b\":1}",
+            "spec.ports[1]: Duplicate value: map[string]interface {}{\"name\":\"http\"}",
+            "spec.set[2]: Duplicate value: \"x\"",
+        ]
+    );
+    let old = json!({"set": ["x", "x"]});
+    assert!(
+        messages(&s, json!({"set": ["x", "x"], "ports": []}), Some(old)).is_empty(),
+        "ratcheted"
+    );
+}
