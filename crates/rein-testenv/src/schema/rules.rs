@@ -38,6 +38,8 @@ pub(crate) struct Rule {
     field_path: Option<String>,
     /// Whether the rule reads `oldSelf` (a transition rule).
     uses_old_self: bool,
+    /// `optionalOldSelf`: the rule also runs without an old value, `oldSelf` an optional.
+    optional_old_self: bool,
 }
 
 impl Rule {
@@ -62,6 +64,7 @@ impl Rule {
             reason: string("reason"),
             field_path: string("fieldPath"),
             uses_old_self,
+            optional_old_self: raw.get("optionalOldSelf").and_then(Value::as_bool) == Some(true),
             text,
         }
     }
@@ -197,7 +200,7 @@ fn run(
             return;
         }
     };
-    if rule.uses_old_self && old.is_none() {
+    if rule.uses_old_self && old.is_none() && !rule.optional_old_self {
         return;
     }
     // Ratcheting: a rule that does not read oldSelf does not fail a value the write left
@@ -207,7 +210,13 @@ fn run(
     }
     let mut ctx = Context::with_env(env().clone());
     ctx.add_variable_from_value("self", to_cel(value, Some(node)));
-    if let Some(old) = old {
+    if rule.optional_old_self {
+        let optional = match old {
+            Some(old) => cel::objects::OptionalValue::of(to_cel(old, Some(node))),
+            None => cel::objects::OptionalValue::none(),
+        };
+        ctx.add_variable_from_value("oldSelf", cel::Value::Opaque(Arc::new(optional)));
+    } else if let Some(old) = old {
         ctx.add_variable_from_value("oldSelf", to_cel(old, Some(node)));
     }
     let result = program.execute(&ctx);

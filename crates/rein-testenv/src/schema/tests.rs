@@ -535,3 +535,29 @@ fn set_and_map_lists_refuse_duplicates() {
         "ratcheted"
     );
 }
+
+#[test]
+fn optional_old_self_rules_run_on_create_too() {
+    let s = schema(json!({"type": "object",
+        "x-kubernetes-validations": [{
+            "rule": "!oldSelf.hasValue() || self.v >= oldSelf.value().v",
+            "optionalOldSelf": true,
+            "message": "v may only grow",
+        }, {
+            "rule": "oldSelf.hasValue() || self.v < 10",
+            "optionalOldSelf": true,
+            "message": "start small",
+        }],
+        "properties": {"v": {"type": "integer"}},
+    }));
+    assert!(messages(&s, json!({"v": 1}), None).is_empty());
+    assert_eq!(
+        messages(&s, json!({"v": 11}), None),
+        ["spec: Invalid value: start small"]
+    );
+    assert!(messages(&s, json!({"v": 12}), Some(json!({"v": 11}))).is_empty());
+    assert_eq!(
+        messages(&s, json!({"v": 3}), Some(json!({"v": 11}))),
+        ["spec: Invalid value: v may only grow"]
+    );
+}
