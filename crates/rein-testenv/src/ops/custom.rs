@@ -42,7 +42,7 @@ pub(crate) fn validate(
     let Some(schema) = target.def.schema(target.version) else {
         return Ok(());
     };
-    let causes = schema.validate(obj, old);
+    let causes = schema.validate(obj, old, target.def.scale.as_ref());
     if causes.is_empty() {
         Ok(())
     } else {

@@ -13,6 +13,7 @@ mod node;
 mod prune;
 mod ratchet;
 mod rules;
+mod scale;
 mod stack;
 mod validate;
 
@@ -20,6 +21,8 @@ use std::collections::HashMap;
 
 use regex::Regex;
 use serde_json::Value;
+
+use crate::resources::ScalePaths;
 
 pub(crate) use cause::Cause;
 pub(crate) use crd::{crd_schema_causes, crd_schema_causes_at};
@@ -77,13 +80,22 @@ impl VersionSchema {
         default::apply(&self.root, obj);
     }
 
-    /// The validation causes for `obj` (schema, embedded resources, then CEL rules; `old` is
-    /// the stored object on updates, for transition rules).
-    pub(crate) fn validate(&self, obj: &Value, old: Option<&Value>) -> Vec<Cause> {
+    /// The validation causes for `obj` (schema, embedded resources, the scale subresource's
+    /// fields, set and map lists, then CEL rules; `old` is the stored object on updates, for
+    /// ratcheting and transition rules).
+    pub(crate) fn validate(
+        &self,
+        obj: &Value,
+        old: Option<&Value>,
+        scale: Option<&ScalePaths>,
+    ) -> Vec<Cause> {
         let mut causes = validate::validate(&self.root.raw, obj, &self.patterns);
         prune::check_embedded(&self.root, obj, "", &mut causes);
         if let Some(old) = old {
             causes.retain(|c| !ratchet::unchanged(c, obj, old));
+        }
+        if let Some(paths) = scale {
+            causes.extend(scale::causes(paths, obj));
         }
         // Duplicate items of set and map lists; on update only when the stored object had
         // none (apiextensions-apiserver ratchets them as a whole).

@@ -12,7 +12,7 @@ fn schema(spec: Value) -> VersionSchema {
 fn messages(s: &VersionSchema, spec: Value, old: Option<Value>) -> Vec<String> {
     let obj = json!({"spec": spec});
     let old = old.map(|o| json!({"spec": o}));
-    s.validate(&obj, old.as_ref())
+    s.validate(&obj, old.as_ref(), None)
         .iter()
         .map(|c| c.to_error_string())
         .collect()
@@ -344,11 +344,11 @@ fn hostile_schemas_do_not_panic() {
     let mut obj = json!({"a": {"a": {"a": 1}}});
     s.prune(&mut obj);
     s.default(&mut obj);
-    let _ = s.validate(&obj, None);
+    let _ = s.validate(&obj, None, None);
     let odd = VersionSchema::compile(
         &json!({"type": 7, "properties": [], "items": "x", "pattern": "(", "x-kubernetes-validations": "no"}),
     );
-    let _ = odd.validate(&json!({"x": 1}), None);
+    let _ = odd.validate(&json!({"x": 1}), None, None);
     let _ = crd_schema_causes(0, &json!("not an object"));
 }
 
@@ -559,5 +559,41 @@ fn optional_old_self_rules_run_on_create_too() {
     assert_eq!(
         messages(&s, json!({"v": 3}), Some(json!({"v": 11}))),
         ["spec: Invalid value: v may only grow"]
+    );
+}
+
+#[test]
+fn scale_fields_must_be_non_negative_int32s() {
+    let s = schema(json!({"type": "object", "x-kubernetes-preserve-unknown-fields": true}));
+    let paths = crate::resources::ScalePaths {
+        spec_replicas: "/spec/replicas".to_string(),
+        status_replicas: "/status/replicas".to_string(),
+        label_selector: Some("/status/selector".to_string()),
+    };
+    let got: Vec<String> = s
+        .validate(
+            &json!({"spec": {"replicas": -1}, "status": {"replicas": "two", "selector": 3}}),
+            None,
+            Some(&paths),
+        )
+        .iter()
+        .map(|c| c.to_error_string())
+        .collect();
+    assert_eq!(
+        got,
+        [
+            ".spec.replicas: Invalid value: -1: should be a non-negative integer",
+            ".status.replicas: Invalid value: 0: .status.replicas accessor error: two is of the type string, expected int64",
+            ".status.selector: Invalid value: \"\": .status.selector accessor error: 3 is of the type int64, expected string",
+        ]
+    );
+    let big = s.validate(
+        &json!({"spec": {"replicas": 2147483648_i64}}),
+        None,
+        Some(&paths),
+    );
+    assert_eq!(
+        big[0].to_error_string(),
+        ".spec.replicas: Invalid value: 2147483648: should be less than or equal to 2147483647"
     );
 }
