@@ -3,7 +3,7 @@
 //! the whole process, so rules are compiled and evaluated on a scoped thread with room.
 
 /// The stack of the CEL thread: reserved, not committed, so only what is used costs memory.
-const CEL_STACK_BYTES: usize = 256 * 1024 * 1024;
+const CEL_STACK_BYTES: usize = 64 * 1024 * 1024;
 
 /// Runs `f` on a thread with a large stack; `None` when the thread cannot be started or `f`
 /// panics (the caller answers a typed error).

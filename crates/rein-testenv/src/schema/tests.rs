@@ -456,6 +456,7 @@ fn deep_or_huge_rules_are_answered_not_crashes() {
     let nested = format!("{}self.n == 5{}", "(".repeat(90), ")".repeat(90));
     let chain = format!("self.n == 0{}", " || self.n == 1".repeat(400));
     let sum = format!("{} == 3000", vec!["1"; 3000].join(" + "));
+    let allowed = format!("{} == 240", vec!["1"; 240].join(" + "));
     let longest = format!("{} == 1", vec!["1"; 24_000].join("+(")) + &")".repeat(23_999);
     let huge = format!("'{}' == self.s", "x".repeat(100_001));
     let s = schema(json!({"type": "object", "x-kubernetes-validations": [
@@ -463,9 +464,15 @@ fn deep_or_huge_rules_are_answered_not_crashes() {
         {"rule": chain, "message": "chain"},
         {"rule": sum, "message": "sum"},
         {"rule": longest, "message": "longest"},
+        {"rule": allowed, "message": "allowed"},
+        {"rule": "self == self", "message": "deep value"},
         {"rule": huge, "message": "huge"},
     ]}));
-    let got = messages(&s, json!({"n": 5, "s": "x"}), None);
+    let mut deep = json!(1);
+    for _ in 0..120 {
+        deep = json!({"d": deep});
+    }
+    let got = messages(&s, json!({"n": 5, "s": "x", "deep": deep}), None);
     assert_eq!(got.len(), 4, "{got:?}");
     assert_eq!(got[0], "spec: Invalid value: chain", "{got:?}");
     assert!(
