@@ -21,14 +21,8 @@ pub(crate) fn decode(target: Target<'_>, obj: &mut Value) {
 /// The paths of the fields the schema of the version the client wrote does not know
 /// (`spec.foo`); `None` when the resource has no structural schema.
 pub(crate) fn unknown_fields(target: Target<'_>, obj: &Value) -> Option<Vec<String>> {
-    prune(target, &mut obj.clone())
-}
-
-/// Prunes `obj` by the schema of the version the client wrote; answers the pruned paths, or
-/// `None` when the resource has no structural schema.
-pub(crate) fn prune(target: Target<'_>, obj: &mut Value) -> Option<Vec<String>> {
     let schema = target.def.schema(target.version)?;
-    Some(schema.prune(obj))
+    Some(schema.prune(&mut obj.clone()))
 }
 
 /// Fails with 422 Invalid when `obj` breaks its schema or a CEL rule (`old` is the stored

@@ -3,7 +3,6 @@
 
 mod accept;
 mod aggregated;
-mod ascii_json;
 mod body;
 mod discovery;
 mod dispatch;

@@ -353,22 +353,6 @@ impl Ctx<'_> {
         Ok(list)
     }
 
-    /// The apply configuration pruned by the custom resource's schema, as JSON, with the
-    /// pruned paths; `None` when nothing is pruned, for resources without a schema and for
-    /// bodies apply will refuse.
-    fn pruned_apply_configuration(&self) -> Option<(Vec<u8>, Vec<String>)> {
-        self.path.def.schema(&self.path.version)?;
-        let mut config: Value = serde_yaml::from_slice(self.bytes).ok()?;
-        if !config.is_object() {
-            return None;
-        }
-        let unknown = ops::custom_prune(self.target(), &mut config)?;
-        if unknown.is_empty() {
-            return None;
-        }
-        Some((super::ascii_json::to_vec(&config)?, unknown))
-    }
-
     fn get(&self, name: &str, sub: Option<&str>) -> Result<Answer, ApiError> {
         let key = self.key(name)?;
         // Only the subresources the kind has are routes at all.
@@ -545,25 +529,15 @@ impl Ctx<'_> {
             .map(|c| ops::as_version(c, &api_version).unwrap_or_else(|| (**c).clone()));
         if patch_type == PatchType::Apply {
             let manager = self.q.field_manager.clone().unwrap_or_default();
-            // A custom resource's apply configuration is pruned before it is merged, so
-            // unknown fields are neither stored nor owned in managedFields.
-            let pruned = self.pruned_apply_configuration();
-            let (body, unknown) = match &pruned {
-                Some((body, unknown)) => (body.as_slice(), Some(unknown)),
-                None => (&self.bytes[..], None),
-            };
             let applied = patch::server_side_apply_at(
                 current_view.as_ref(),
-                body,
+                self.bytes,
                 &manager,
                 self.q.force.unwrap_or(false),
                 &gvk,
                 self.apply_scope(sub_kind),
             )?;
-            let warnings = match unknown {
-                Some(unknown) => self.report_unknown(unknown)?,
-                None => self.validate_fields(&txn, &applied)?,
-            };
+            let warnings = self.validate_fields(&txn, &applied)?;
             let opts = WriteOpts {
                 dry_run: self.q.dry_run,
                 field_manager: String::new(),

@@ -762,53 +762,6 @@ async fn a_tightened_schema_ratchets_unchanged_fields_on_update() {
 }
 
 #[tokio::test]
-async fn apply_prunes_unknown_fields_before_they_are_owned() {
-    let env = env().await;
-    let config = widget(
-        "applied",
-        json!({"name": "applied", "foo": {"bar": 1}, "note": "line\u{2028}break ü😀"}),
-    );
-    let uri = format!("{BASE}/applied?fieldManager=tester");
-    let strict = send(
-        &env.client(),
-        Method::PATCH,
-        &format!("{uri}&fieldValidation=Strict"),
-        "application/apply-patch+yaml",
-        &config,
-    )
-    .await;
-    assert_eq!(strict.status, StatusCode::BAD_REQUEST, "{}", strict.body);
-    assert_eq!(
-        strict.body["message"],
-        "strict decoding error: unknown field \"spec.foo\""
-    );
-
-    let applied = send(
-        &env.client(),
-        Method::PATCH,
-        &uri,
-        "application/apply-patch+yaml",
-        &config,
-    )
-    .await;
-    assert_eq!(applied.status, StatusCode::CREATED, "{}", applied.body);
-    assert_eq!(
-        applied.warnings,
-        ["299 - \"unknown field \\\"spec.foo\\\"\""]
-    );
-    assert!(applied.body["spec"].get("foo").is_none());
-    assert_eq!(
-        applied.body["spec"]["note"], "line\u{2028}break ü😀",
-        "re-encoded losslessly"
-    );
-    let owned = &applied.body["metadata"]["managedFields"][0]["fieldsV1"]["f:spec"];
-    assert!(
-        owned.get("f:name").is_some() && owned.get("f:foo").is_none(),
-        "{owned}"
-    );
-}
-
-#[tokio::test]
 async fn a_crd_with_a_non_structural_schema_or_a_bad_rule_is_refused() {
     let env = TestEnv::start().await.expect("starts");
     let mut crd: Value =
