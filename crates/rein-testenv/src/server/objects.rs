@@ -523,10 +523,11 @@ impl Ctx<'_> {
             }
             Some(_) => return Err(ApiError::no_route()),
         };
-        let api_version = self.api_version();
-        let current_view = current
-            .as_ref()
-            .map(|c| ops::as_version(c, &api_version).unwrap_or_else(|| (**c).clone()));
+        // The object as the request's version sees it (a custom resource's other-version
+        // fields pruned and its defaults applied), which the patch applies to.
+        let current_view = current.as_ref().map(|c| {
+            ops::serve_version(def, &self.path.version, c).unwrap_or_else(|| (**c).clone())
+        });
         if patch_type == PatchType::Apply {
             let manager = self.q.field_manager.clone().unwrap_or_default();
             let applied = patch::server_side_apply_at(

@@ -419,9 +419,24 @@ async fn defaults_apply_on_create_and_on_read_per_version() {
     };
     assert_eq!(added.data["spec"]["legacy"], "old");
     assert!(added.data["spec"].get("mode").is_none());
+    let patched = widgets(&env, "v1beta1")
+        .patch(
+            "plain",
+            &PatchParams::default(),
+            &Patch::Merge(json!({"spec": {"replicas": 2}})),
+        )
+        .await
+        .expect("patches as v1beta1");
+    assert_eq!(
+        patched.data["spec"]["legacy"], "old",
+        "patched as v1beta1 sees it"
+    );
+    assert_eq!(patched.data["spec"]["replicas"], 2);
     let v1 = widgets(&env, "v1").get("plain").await.expect("gets as v1");
-    assert!(v1.data["spec"].get("legacy").is_none());
-    assert_eq!(v1.data["spec"]["mode"], "slow");
+    assert_eq!(
+        v1.data["spec"]["mode"], "slow",
+        "v1's default again, on read"
+    );
 }
 
 #[tokio::test]
