@@ -4,6 +4,8 @@
 //! does; and the schema checks a CRD itself gets ([`crd_schema_causes`]).
 
 mod cause;
+mod compile;
+mod convert;
 mod crd;
 mod default;
 mod format;
