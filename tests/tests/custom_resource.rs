@@ -228,7 +228,11 @@ async fn derived_custom_resource_is_reconciled_with_status_and_validated() {
         ),
         ("Widget", "e2e.rein.dev/v1", Some(true))
     );
-    assert!(seen.load(Ordering::SeqCst) > 0, "watches::<Widget> saw it");
+    eventually("the watches::<Widget> controller to reconcile", || {
+        let seen = seen.clone();
+        async move { (seen.load(Ordering::SeqCst) > 0).then_some(()) }
+    })
+    .await;
 
     // `owns`: a deleted ConfigMap comes back.
     let uid = cm.metadata.uid.clone();
