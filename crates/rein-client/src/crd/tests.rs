@@ -140,9 +140,7 @@ async fn a_kind_another_crd_of_the_group_holds_is_refused_without_waiting_out_th
             assert!(reason.ends_with("KindConflict"), "{reason}");
             assert!(started.elapsed() < Duration::from_secs(10), "failed fast");
         }
-        // TODO(i15-crd): until rein-testenv runs the naming controller it establishes every
-        // CRD; make this arm a failure once that lands.
-        Ok(_) => eprintln!("NOTE: the server accepted a conflicting kind: no naming checks yet"),
+        Ok(crd) => panic!("a conflicting kind was established: {crd:?}"),
         Err(err) => panic!("unexpected error: {err:?}"),
     }
 }
