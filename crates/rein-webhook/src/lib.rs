@@ -3,8 +3,10 @@
 //!
 //! `rein-webhook` sits low in rein's stack: it depends on `rein-serve` (the HTTP serving loop)
 //! and kube-core's admission types, and on no crate that talks to an API server. `rein-manager`
-//! runs a [`WebhookServer`] as one of its servers (`Options::webhook`) and re-exports this crate
-//! as `rein_manager::webhook` (`rein::manager::webhook` in the facade).
+//! runs the server of its `Options::webhook` (register handlers on `Manager::webhook_server`)
+//! and re-exports this crate as `rein_manager::webhook` (`rein::manager::webhook` in the
+//! facade). Any other server runs wherever [`WebhookServer::run`] is awaited; in a manager, as
+//! a `RunnableFn` without leader election.
 //!
 //! - [`WebhookServer`] serves one [`AdmissionHandler`] per path over TLS 1.2/1.3 (certificate
 //!   and key from files or PEM, files re-read when rotated; [`GeneratedCertificates`] makes a
