@@ -23,8 +23,7 @@ use rein::controller::{Action, Context, Reconciler, Request};
 use rein::manager::config::{self, ConfigSources};
 use rein::manager::webhook::{
     AdmissionClient, AdmissionError, CertSource, CustomDefaulter, CustomValidator,
-    GeneratedCertificates, Operation, Warnings, WebhookServer, WebhookServerOptions,
-    review_request,
+    GeneratedCertificates, Operation, Warnings, WebhookServerOptions, review_request,
 };
 use rein::manager::{Manager, Options, signals};
 use rein::scheme::Scheme;
@@ -221,12 +220,9 @@ async fn main() -> anyhow::Result<()> {
     // The scheme knows every built-in kind plus demo.rein.dev/v1 Widget.
     let mut scheme = Scheme::with_builtins();
     scheme.register::<Widget>();
-    let mgr = Manager::builder(config)
-        .options(Options::default().scheme(Arc::new(scheme)))
-        .build()
-        .await?;
 
-    // The webhook server: HTTPS only, one path per handler, run by the manager.
+    // The webhook server: HTTPS only, one path per handler, bound when the manager is built
+    // and run by it (with a `webhook` readiness check).
     let (cert, ca_pem) = match &args.cert_dir {
         Some(dir) => (
             CertSource::from_dir(dir),
@@ -237,22 +233,23 @@ async fn main() -> anyhow::Result<()> {
             (certs.cert_source(), certs.ca_pem)
         }
     };
-    let webhooks = Arc::new(
-        WebhookServer::bind(WebhookServerOptions {
+    let options = Options::default()
+        .scheme(Arc::new(scheme))
+        .webhook(WebhookServerOptions {
             bind_address: "127.0.0.1:0".parse()?,
             cert,
             ..WebhookServerOptions::default()
-        })
-        .await?,
-    );
+        });
+    let mgr = Manager::builder(config).options(options).build().await?;
+    let webhooks = mgr
+        .webhook_server()
+        .ok_or_else(|| anyhow::anyhow!("Options::webhook gives the manager a webhook server"))?;
     let mutate = webhooks.register_defaulter::<Widget, _>(WidgetDefaulter)?;
     let validate = webhooks.register_validator::<Widget, _>(WidgetValidator)?;
     println!(
         "webhooks at https://{}{{{mutate},{validate}}}",
         webhooks.local_addr()
     );
-    mgr.add(webhooks.clone())?;
-    mgr.add_readyz_check("webhook", webhooks.started_checker())?;
 
     ControllerManagedBy::new(&mgr)
         .for_::<Widget>()

@@ -335,12 +335,16 @@ fn the_link_check_finds_relative_links_only() {
 }
 
 /// The rein library crates in stack order, bottom first, with their rank: a crate may depend
-/// (normally or for its tests) only on crates of a lower rank. `rein-workqueue` and
-/// `rein-scheme` are both at the bottom and know nothing of each other.
+/// (normally or for its tests) only on crates of a lower rank. `rein-workqueue`,
+/// `rein-scheme`, `rein-serve` and `rein-leaderelection` are all at the bottom and know nothing
+/// of each other; `rein-webhook` sits on `rein-serve` only.
 const LAYERS: &[(&str, u8)] = &[
     ("rein-workqueue", 0),
     ("rein-scheme", 0),
+    ("rein-serve", 0),
+    ("rein-leaderelection", 0),
     ("rein-informer", 1),
+    ("rein-webhook", 1),
     ("rein-client", 2),
     ("rein-controller", 3),
     ("rein-manager", 4),

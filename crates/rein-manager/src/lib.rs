@@ -4,7 +4,9 @@
 //! [`Runnable`](rein_controller::Runnable)s, built with `ControllerManagedBy::new(&manager)` through the
 //! [`ControllerHost`](rein_controller::ControllerHost) trait the [`Manager`] implements), `rein-client` (the cache-backed client
 //! and the shared cache) and, through them, `rein-informer`, `rein-scheme` and
-//! `rein-workqueue`.
+//! `rein-workqueue`. It composes three crates that know nothing of it: `rein-leaderelection`
+//! (re-exported as [`leaderelection`]), `rein-webhook` (re-exported as [`webhook`]) and
+//! `rein-serve`, the HTTP serving loop of the probe, metrics and webhook servers.
 //!
 //! - [`Manager`]: built from a `kube_client::Config` and [`Options`]; owns the shared cache
 //!   and client; [`Manager::start`] runs the cache, the servers, then (after the caches
@@ -44,10 +46,13 @@
 
 pub mod config;
 pub mod healthz;
-pub mod leaderelection;
 mod manager;
 pub mod metrics;
 pub mod signals;
-pub mod webhook;
+
+#[doc(inline)]
+pub use rein_leaderelection as leaderelection;
+#[doc(inline)]
+pub use rein_webhook as webhook;
 
 pub use manager::{Error, LeaderElectionOptions, Manager, ManagerBuilder, Options, RunnableFn};

@@ -102,3 +102,17 @@ where
         }
     }
 }
+
+/// The webhook server's `StartedChecker` as a readiness check: it fails while the server is not
+/// accepting connections. The manager adds it as `webhook` to `/readyz` for the server of
+/// [`Options::webhook`](crate::Options::webhook).
+#[async_trait]
+impl Checker for rein_webhook::StartedChecker {
+    async fn check(&self) -> Result<(), CheckError> {
+        if self.is_started() {
+            Ok(())
+        } else {
+            Err("the webhook server is not serving".into())
+        }
+    }
+}

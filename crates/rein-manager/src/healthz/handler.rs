@@ -5,9 +5,9 @@ use std::collections::BTreeSet;
 use std::sync::Arc;
 
 use hyper::{Response, StatusCode};
+use rein_serve::{Body, text};
 
 use super::checker::Checker;
-use super::http::{Body, text};
 
 /// The named checks of one endpoint, in name order.
 pub(crate) type NamedChecks = Vec<(String, Arc<dyn Checker>)>;

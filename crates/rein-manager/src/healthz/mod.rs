@@ -20,7 +20,6 @@
 mod checker;
 mod error;
 mod handler;
-pub(crate) mod http;
 mod server;
 #[cfg(test)]
 mod tests;

@@ -7,14 +7,13 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use async_trait::async_trait;
-use parking_lot::{Mutex, RwLock};
-use tokio::net::TcpListener;
+use parking_lot::RwLock;
+use rein_serve::{Handler, Listener, text};
 use tokio_util::sync::CancellationToken;
 
 use super::checker::Checker;
 use super::error::Error;
 use super::handler::{self, NamedChecks, ProbeQuery};
-use super::http::{self, Handler};
 
 /// Where and how the health-probe server listens.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -131,14 +130,13 @@ impl HealthProbes {
 pub struct HealthProbeServer {
     probes: HealthProbes,
     options: HealthProbeOptions,
-    local_addr: SocketAddr,
-    listener: Mutex<Option<TcpListener>>,
+    listener: Listener,
 }
 
 impl fmt::Debug for HealthProbeServer {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("HealthProbeServer")
-            .field("local_addr", &self.local_addr)
+            .field("local_addr", &self.local_addr())
             .field("options", &self.options)
             .field("probes", &self.probes)
             .finish_non_exhaustive()
@@ -149,23 +147,19 @@ impl HealthProbeServer {
     /// Binds `options.bind_address` and serves the checks in `probes` once run.
     pub async fn bind(options: HealthProbeOptions, probes: HealthProbes) -> Result<Self, Error> {
         let addr = options.bind_address;
-        let listener = TcpListener::bind(addr)
+        let listener = Listener::bind("health probes", addr)
             .await
-            .map_err(|source| Error::Bind { addr, source })?;
-        let local_addr = listener
-            .local_addr()
             .map_err(|source| Error::Bind { addr, source })?;
         Ok(Self {
             probes,
             options,
-            local_addr,
-            listener: Mutex::new(Some(listener)),
+            listener,
         })
     }
 
     /// The address actually bound (useful with port 0).
     pub fn local_addr(&self) -> SocketAddr {
-        self.local_addr
+        self.listener.local_addr()
     }
 
     /// The checks this server serves (add checks here before running it).
@@ -176,11 +170,12 @@ impl HealthProbeServer {
     /// Serves until `stop` fires, then finishes in-flight requests. No checks can be added
     /// once this has been called.
     pub async fn run(&self, stop: CancellationToken) -> Result<(), Error> {
-        let listener = self.listener.lock().take().ok_or(Error::AlreadyRunning)?;
+        // Closed to new checks before the first request can be answered.
         self.probes.mark_started();
-        tracing::info!(addr = %self.local_addr, "serving health probes");
-        http::serve_plain(listener, self.handler(), stop).await;
-        Ok(())
+        self.listener
+            .serve(self.handler(), stop)
+            .await
+            .map_err(|_| Error::AlreadyRunning)
     }
 
     fn handler(&self) -> Handler {
@@ -200,9 +195,7 @@ impl HealthProbeServer {
                     Route::Single { ready, name } => {
                         handler::single(probes.snapshot(ready), &name).await
                     }
-                    Route::NotFound => {
-                        http::text(hyper::StatusCode::NOT_FOUND, "404 page not found\n")
-                    }
+                    Route::NotFound => text(hyper::StatusCode::NOT_FOUND, "404 page not found\n"),
                 }
             })
         })

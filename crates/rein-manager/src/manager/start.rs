@@ -107,7 +107,9 @@ impl Manager {
             {
                 tracing::debug!(error = %err, "not adding the webhook readiness check");
             }
-            internal.webhooks.add(webhook.clone());
+            internal
+                .webhooks
+                .add(Arc::new(WebhookRunnable(webhook.clone())));
             internal
                 .webhooks
                 .start(CancellationToken::new(), errors.clone());
@@ -319,6 +321,21 @@ struct CacheRunnable(rein_client::cache::Cache);
 impl Runnable for CacheRunnable {
     async fn start(&self, stop: CancellationToken) -> Result<(), rein_controller::BoxError> {
         self.0.start(stop).await.map_err(Into::into)
+    }
+
+    fn needs_leader_election(&self) -> bool {
+        false
+    }
+}
+
+/// The webhook server of [`Options::webhook`](super::Options::webhook) as a runnable of the
+/// manager's webhook group (rein-webhook knows nothing of runnables).
+struct WebhookRunnable(Arc<rein_webhook::WebhookServer>);
+
+#[async_trait::async_trait]
+impl Runnable for WebhookRunnable {
+    async fn start(&self, stop: CancellationToken) -> Result<(), rein_controller::BoxError> {
+        self.0.run(stop).await.map_err(Into::into)
     }
 
     fn needs_leader_election(&self) -> bool {

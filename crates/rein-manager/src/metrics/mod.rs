@@ -3,7 +3,8 @@
 //!
 //! [`MetricsServer`] serves `/metrics` in the Prometheus/OpenMetrics text format, encoding the
 //! process-wide registry ([`rein_client::metrics::registry()`], where rein's controller,
-//! work-queue and client metrics live) followed by any registries the user adds. It binds to
+//! work-queue and client metrics live), the webhook server's
+//! ([`rein_webhook::metrics_registry()`]), then any registries the user adds. It binds to
 //! loopback by default and is a rein-controller `Runnable` that does not need leader election.
 //!
 //! [`WorkqueueMetrics`] implements [`rein_workqueue::MetricsProvider`] with client-go's

@@ -6,13 +6,11 @@ use std::sync::Arc;
 
 use async_trait::async_trait;
 use hyper::StatusCode;
-use parking_lot::Mutex;
-use tokio::net::TcpListener;
+use rein_serve::{Handler, Listener, text};
 use tokio_util::sync::CancellationToken;
 
 use super::encode::{SharedRegistry, encode};
 use super::error::Error;
-use crate::healthz::http::{self, Handler};
 
 /// Where [`MetricsServerOptions::debug_queues`] serves the controllers' queues.
 pub const DEBUG_QUEUES_PATH: &str = "/debug/queues";
@@ -70,14 +68,13 @@ impl MetricsServerOptions {
 /// [`run`](Self::run) serves until the stop token fires.
 pub struct MetricsServer {
     options: MetricsServerOptions,
-    local_addr: SocketAddr,
-    listener: Mutex<Option<TcpListener>>,
+    listener: Listener,
 }
 
 impl fmt::Debug for MetricsServer {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("MetricsServer")
-            .field("local_addr", &self.local_addr)
+            .field("local_addr", &self.local_addr())
             .field("options", &self.options)
             .finish_non_exhaustive()
     }
@@ -87,30 +84,23 @@ impl MetricsServer {
     /// Binds `options.bind_address`.
     pub async fn bind(options: MetricsServerOptions) -> Result<Self, Error> {
         let addr = options.bind_address;
-        let listener = TcpListener::bind(addr)
+        let listener = Listener::bind("metrics", addr)
             .await
             .map_err(|source| Error::Bind { addr, source })?;
-        let local_addr = listener
-            .local_addr()
-            .map_err(|source| Error::Bind { addr, source })?;
-        Ok(Self {
-            options,
-            local_addr,
-            listener: Mutex::new(Some(listener)),
-        })
+        Ok(Self { options, listener })
     }
 
     /// The address actually bound (useful with port 0).
     pub fn local_addr(&self) -> SocketAddr {
-        self.local_addr
+        self.listener.local_addr()
     }
 
     /// Serves until `stop` fires, then finishes in-flight scrapes.
     pub async fn run(&self, stop: CancellationToken) -> Result<(), Error> {
-        let listener = self.listener.lock().take().ok_or(Error::AlreadyRunning)?;
-        tracing::info!(addr = %self.local_addr, "serving metrics");
-        http::serve_plain(listener, self.handler(), stop).await;
-        Ok(())
+        self.listener
+            .serve(self.handler(), stop)
+            .await
+            .map_err(|_| Error::AlreadyRunning)
     }
 
     fn handler(&self) -> Handler {
@@ -120,29 +110,29 @@ impl MetricsServer {
         Arc::new(move |req| {
             let response = if debug_queues && req.uri().path() == DEBUG_QUEUES_PATH {
                 if req.method() != hyper::Method::GET {
-                    http::text(StatusCode::METHOD_NOT_ALLOWED, "only GET is supported\n")
+                    text(StatusCode::METHOD_NOT_ALLOWED, "only GET is supported\n")
                 } else {
                     let queues: Vec<serde_json::Value> = rein_controller::queue_snapshots()
                         .iter()
                         .map(rein_controller::QueueSnapshot::to_json)
                         .collect();
                     let body = serde_json::json!({ "controllers": queues }).to_string();
-                    let mut resp = http::text(StatusCode::OK, body);
+                    let mut resp = text(StatusCode::OK, body);
                     resp.headers_mut().insert(
-                        ::http::header::CONTENT_TYPE,
-                        ::http::HeaderValue::from_static("application/json"),
+                        http::header::CONTENT_TYPE,
+                        http::HeaderValue::from_static("application/json"),
                     );
                     resp
                 }
             } else if req.uri().path() != path {
-                http::text(StatusCode::NOT_FOUND, "404 page not found\n")
+                text(StatusCode::NOT_FOUND, "404 page not found\n")
             } else if req.method() != hyper::Method::GET && req.method() != hyper::Method::HEAD {
-                http::text(StatusCode::METHOD_NOT_ALLOWED, "only GET is supported\n")
+                text(StatusCode::METHOD_NOT_ALLOWED, "only GET is supported\n")
             } else {
-                let mut resp = http::text(StatusCode::OK, encode(&extra));
+                let mut resp = text(StatusCode::OK, encode(&extra));
                 resp.headers_mut().insert(
-                    ::http::header::CONTENT_TYPE,
-                    ::http::HeaderValue::from_static(CONTENT_TYPE),
+                    http::header::CONTENT_TYPE,
+                    http::HeaderValue::from_static(CONTENT_TYPE),
                 );
                 resp
             };

@@ -1,6 +1,6 @@
 //! Integration tests of rein-manager against rein-testenv. The signal test lives alone in
-//! `signals.rs` (its handler is process-wide); leader election in `leader_election.rs`, whose
-//! real-time lease timings are kept away from the CPU-heavy property tests.
+//! `signals.rs` (its handler is process-wide). The webhook server's tests live in
+//! rein-webhook, leader election's in rein-leaderelection.
 //!
 //! One test binary for the whole crate: every binary links the full dependency tree, so one
 //! per file cost hundreds of megabytes of disk and a link each. Run one file's tests with
@@ -9,8 +9,6 @@
 mod healthz;
 mod manager;
 mod metrics;
-mod prop_admission;
 mod prop_config;
 mod prop_kubeconfig;
 mod prop_probes;
-mod webhook;

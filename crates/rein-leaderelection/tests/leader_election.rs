@@ -7,9 +7,7 @@ use k8s_openapi::api::coordination::v1::Lease;
 use k8s_openapi::jiff::Timestamp;
 use kube_client::Api;
 use parking_lot::Mutex;
-use rein_manager::leaderelection::{
-    LeaderCallbacks, LeaderElectionConfig, LeaderElector, LeaseLock,
-};
+use rein_leaderelection::{LeaderCallbacks, LeaderElectionConfig, LeaderElector, LeaseLock};
 use rein_testenv::TestEnv;
 use tokio_util::sync::CancellationToken;
 

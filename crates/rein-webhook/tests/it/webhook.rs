@@ -8,7 +8,7 @@ use std::time::Duration;
 use async_trait::async_trait;
 use k8s_openapi::api::core::v1::ConfigMap;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
-use rein_manager::webhook::{
+use rein_webhook::{
     AdmissionClient, AdmissionError, AdmissionHandler, AdmissionRequest, AdmissionResponse,
     CustomDefaulter, CustomValidator, GeneratedCertificates, Operation, Warnings, WebhookServer,
     WebhookServerOptions, review_request,
@@ -279,7 +279,12 @@ async fn validator_allows_with_warnings_and_denies_with_a_message() {
     assert!(resp.allowed);
 
     // Every answer is counted under controller-runtime's webhook metric names.
-    let scrape = rein_manager::metrics::encode(&[]);
+    let mut scrape = String::new();
+    prometheus_client::encoding::text::encode(
+        &mut scrape,
+        &rein_webhook::metrics_registry().lock(),
+    )
+    .expect("encode");
     assert!(
         scrape.contains(
             "controller_runtime_webhook_requests_total{webhook=\"/validate--v1-configmap\",code=\"200\"}"
@@ -454,10 +459,7 @@ async fn registration_rules_and_started_checker() {
     let checker = s.server.started_checker();
     let started = tokio::time::timeout(Duration::from_secs(10), async {
         loop {
-            if rein_manager::healthz::Checker::check(&checker)
-                .await
-                .is_ok()
-            {
+            if checker.is_started() {
                 return;
             }
             tokio::task::yield_now().await;
@@ -465,9 +467,6 @@ async fn registration_rules_and_started_checker() {
     })
     .await;
     assert!(started.is_ok());
-    assert!(!rein_controller::Runnable::needs_leader_election(
-        &*s.server
-    ));
     s.stop.cancel();
 }
 
@@ -486,7 +485,7 @@ async fn certificates_load_from_files() {
     drop(server);
     let missing = WebhookServer::bind(WebhookServerOptions {
         bind_address: "127.0.0.1:0".parse().expect("addr"),
-        cert: rein_manager::webhook::CertSource::from_dir(dir.join("nope")),
+        cert: rein_webhook::CertSource::from_dir(dir.join("nope")),
         ..WebhookServerOptions::default()
     })
     .await
@@ -575,10 +574,7 @@ async fn stopping_does_not_wait_for_a_silent_connection() {
         .await
         .expect("connect");
     let checker = server.started_checker();
-    while rein_manager::healthz::Checker::check(&checker)
-        .await
-        .is_err()
-    {
+    while !checker.is_started() {
         tokio::task::yield_now().await;
     }
     stop.cancel();

@@ -11,9 +11,9 @@ use hyper::body::Incoming;
 use hyper::{Method, Response, StatusCode};
 use kube_core::DynamicObject;
 use kube_core::admission::{AdmissionResponse, AdmissionReview};
+use rein_serve::{Body, text};
 
-use super::admission::{AdmissionHandler, AdmissionRequest, unreadable};
-use crate::healthz::http::{Body, text};
+use crate::admission::{AdmissionHandler, AdmissionRequest, unreadable};
 
 /// The largest review body accepted: controller-runtime's 7 MiB.
 pub(crate) const DEFAULT_MAX_BODY_BYTES: usize = 7 * 1024 * 1024;
@@ -106,8 +106,8 @@ pub(crate) async fn decide(handler: Arc<dyn AdmissionHandler>, body: &[u8]) -> A
         Ok(response) => response,
         Err(_) => {
             tracing::error!(uid = %request.uid, "admission handler panicked");
-            super::metrics::record_panic();
-            super::AdmissionError::internal("the admission handler panicked")
+            crate::metrics::record_panic();
+            crate::AdmissionError::internal("the admission handler panicked")
                 .into_response(&request)
         }
     };

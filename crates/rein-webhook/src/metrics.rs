@@ -1,4 +1,4 @@
-//! controller-runtime's webhook metrics, registered in the process-wide registry:
+//! controller-runtime's webhook metrics, in a registry of their own:
 //! `controller_runtime_webhook_requests_total{webhook,code}`,
 //! `controller_runtime_webhook_requests_in_flight{webhook}`,
 //! `controller_runtime_webhook_latency_seconds{webhook}` and
@@ -6,11 +6,22 @@
 
 use std::sync::OnceLock;
 
+use parking_lot::Mutex;
 use prometheus_client::encoding::EncodeLabelSet;
 use prometheus_client::metrics::counter::Counter;
 use prometheus_client::metrics::family::Family;
 use prometheus_client::metrics::gauge::Gauge;
 use prometheus_client::metrics::histogram::{Histogram, exponential_buckets};
+use prometheus_client::registry::Registry;
+
+/// The registry holding this process's `controller_runtime_webhook_*` metrics, shared by every
+/// [`WebhookServer`](crate::WebhookServer). It stays empty until the first admission request,
+/// so a process without webhooks exports none of them; rein-manager's metrics server encodes
+/// it after the process-wide registry.
+pub fn metrics_registry() -> &'static Mutex<Registry> {
+    static REGISTRY: OnceLock<Mutex<Registry>> = OnceLock::new();
+    REGISTRY.get_or_init(|| Mutex::new(Registry::default()))
+}
 
 #[derive(Debug, Clone, PartialEq, Eq, Hash, EncodeLabelSet)]
 struct WebhookLabel {
@@ -43,7 +54,7 @@ fn families() -> &'static Families {
             latency: Family::new_with_constructor(latency_histogram),
             panics: Counter::default(),
         };
-        let mut r = rein_client::metrics::registry().lock();
+        let mut r = metrics_registry().lock();
         r.register(
             "controller_runtime_webhook_requests",
             "Total number of admission requests by HTTP status code",

@@ -14,7 +14,7 @@ use async_trait::async_trait;
 use k8s_openapi::api::core::v1::ConfigMap;
 use proptest::prelude::*;
 use proptest::test_runner::TestRunner;
-use rein_manager::webhook::{
+use rein_webhook::{
     AdmissionClient, AdmissionError, AdmissionHandler, AdmissionRequest, AdmissionResponse,
     CustomDefaulter, CustomValidator, GeneratedCertificates, Operation, Warnings, WebhookServer,
     WebhookServerOptions, allowed, review_request,

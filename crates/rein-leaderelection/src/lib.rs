@@ -1,7 +1,9 @@
 //! Leader election on a `coordination.k8s.io/v1` Lease: client-go's `tools/leaderelection`.
 //!
-//! Usable on its own (no manager needed) and used by the [`Manager`](crate::Manager) to gate
-//! its leader-only runnables.
+//! `rein-leaderelection` depends on no other rein crate: it needs kube-client (to read and write
+//! the Lease), k8s-openapi and tokio. It is usable on its own (no manager needed);
+//! `rein-manager` uses it to gate its leader-only runnables and re-exports it as
+//! `rein_manager::leaderelection` (`rein::manager::leaderelection` in the facade).
 //!
 //! - [`LeaderElectionConfig`]: lease duration / renew deadline / retry period (15 s / 10 s /
 //!   2 s by default), validated with client-go's rules; `release_on_cancel`.
@@ -15,7 +17,7 @@
 //! never by timestamps written in the record, so clock skew between candidates does not matter.
 //!
 //! ```
-//! use rein_manager::leaderelection::{
+//! use rein_leaderelection::{
 //!     LeaderCallbacks, LeaderElectionConfig, LeaderElector, LeaseLock, default_identity,
 //! };
 //! use tokio_util::sync::CancellationToken;

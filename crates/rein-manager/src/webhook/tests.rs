@@ -1,1 +1,0 @@
-//! Unit tests of the typed webhooks, decoded without a server.
