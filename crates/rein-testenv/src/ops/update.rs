@@ -122,6 +122,7 @@ pub(crate) fn update(
             labels.insert("kubernetes.io/metadata.name".into(), json!(name));
         }
     }
+    crate::builtin::validate_update(def, &result, &old, sub == Subresource::Status)?;
     if meta::is_deleting(&old) {
         let before = meta::finalizers(&old);
         if meta::finalizers(&result)

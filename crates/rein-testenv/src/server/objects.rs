@@ -101,6 +101,9 @@ async fn respond(state: &Arc<State>, req: Request<Incoming>, path: ResourcePath)
         Ok(b) => b.to_bytes(),
         Err(_) => return body::error(&ApiError::bad_request("reading the request body")),
     };
+    if let Err(e) = crate::builtin::check_body_size(bytes.len()) {
+        return body::error(&e);
+    }
     let field_manager = q
         .field_manager
         .clone()
@@ -306,8 +309,19 @@ impl Ctx<'_> {
         matches!(self.q.field_validation.as_deref(), Some("Strict" | "Warn"))
     }
 
-    /// `fieldValidation`: Strict refuses unknown fields, Warn reports them.
-    fn validate_fields(&self, txn: &Txn<'_>, obj: &Value) -> Result<Vec<String>, ApiError> {
+    /// `fieldValidation`: Strict refuses unknown fields, Warn reports them. A built-in kind's
+    /// object is decoded as kube-apiserver decodes it (type errors, unknown fields dropped,
+    /// `Warn` by default).
+    fn validate_fields(
+        &self,
+        txn: &Txn<'_>,
+        obj: &mut Value,
+        source: crate::builtin::Source,
+    ) -> Result<Vec<String>, ApiError> {
+        if !self.path.def.custom {
+            let mode = self.q.field_validation.as_deref();
+            return crate::builtin::decode(&self.path.def, &self.path.version, obj, mode, source);
+        }
         let mode = self.q.field_validation.as_deref().unwrap_or("");
         if mode != "Strict" && mode != "Warn" {
             return Ok(Vec::new());
@@ -366,10 +380,23 @@ impl Ctx<'_> {
         }
         self.check_content_type()?;
         options::check_write("CreateOptions", self.q)?;
-        let obj = self.decode()?;
+        let mut obj = self.decode()?;
         check_no_resource_version(&obj, self.q.dry_run)?;
-        let warnings = if self.checks_fields() {
-            self.validate_fields(&self.state.store.lock(), &obj)?
+        let warnings = if !self.path.def.custom {
+            let mode = self.q.field_validation.as_deref();
+            crate::builtin::decode(
+                &self.path.def,
+                &self.path.version,
+                &mut obj,
+                mode,
+                crate::builtin::Source::Body,
+            )?
+        } else if self.checks_fields() {
+            self.validate_fields(
+                &self.state.store.lock(),
+                &mut obj,
+                crate::builtin::Source::Body,
+            )?
         } else {
             Vec::new()
         };
@@ -393,7 +420,7 @@ impl Ctx<'_> {
         let key = self.key(name)?;
         self.check_content_type()?;
         options::check_write("UpdateOptions", self.q)?;
-        let obj = self.decode()?;
+        let mut obj = self.decode()?;
         let mut txn = self.state.store.lock();
         let sub = match sub {
             None => Subresource::Main,
@@ -430,7 +457,7 @@ impl Ctx<'_> {
             }
             Some(_) => return Err(ApiError::no_route()),
         };
-        let warnings = self.validate_fields(&txn, &obj)?;
+        let warnings = self.validate_fields(&txn, &mut obj, crate::builtin::Source::Body)?;
         let stored = ops::update(&mut txn, self.target(), &key, obj, sub, &self.write_opts())?;
         drop(txn);
         Ok(Answer {
@@ -506,7 +533,7 @@ impl Ctx<'_> {
             .map(|c| ops::as_version(c, &api_version).unwrap_or_else(|| (**c).clone()));
         if patch_type == PatchType::Apply {
             let manager = self.q.field_manager.clone().unwrap_or_default();
-            let applied = patch::server_side_apply_at(
+            let mut applied = patch::server_side_apply_at(
                 current_view.as_ref(),
                 self.bytes,
                 &manager,
@@ -514,7 +541,8 @@ impl Ctx<'_> {
                 &gvk,
                 self.apply_scope(sub_kind),
             )?;
-            let warnings = self.validate_fields(&txn, &applied)?;
+            let warnings =
+                self.validate_fields(&txn, &mut applied, crate::builtin::Source::Body)?;
             let opts = WriteOpts {
                 dry_run: self.q.dry_run,
                 field_manager: String::new(),
@@ -525,7 +553,6 @@ impl Ctx<'_> {
                     if sub_kind == Subresource::Status {
                         return Err(ApiError::not_found(def, name));
                     }
-                    let mut applied = applied;
                     applied["metadata"]["name"] = json!(name);
                     (
                         201,
@@ -550,8 +577,8 @@ impl Ctx<'_> {
             });
         }
         let current_view = current_view.ok_or_else(|| ApiError::not_found(def, name))?;
-        let patched = patch::apply_patch(patch_type, &current_view, self.bytes, &gvk)?;
-        let warnings = self.validate_fields(&txn, &patched)?;
+        let mut patched = patch::apply_patch(patch_type, &current_view, self.bytes, &gvk)?;
+        let warnings = self.validate_fields(&txn, &mut patched, crate::builtin::Source::Patch)?;
         let stored = ops::update(
             &mut txn,
             self.target(),

@@ -7,8 +7,8 @@
 mod auth;
 mod crd;
 mod crd_lifecycle;
-mod crd_support;
 mod crd_serving;
+mod crd_support;
 mod crud;
 mod defaults;
 mod deletion;
@@ -26,4 +26,5 @@ mod prop_patch;
 mod prop_requests;
 mod protocol;
 mod representations;
+mod validation;
 mod watch;
