@@ -122,7 +122,9 @@ pub(crate) fn update(
             labels.insert("kubernetes.io/metadata.name".into(), json!(name));
         }
     }
-    crate::builtin::validate_update(def, &result, &old, sub == Subresource::Status)?;
+    if !opts.skip_validation {
+        crate::builtin::validate_update(def, &result, &old, sub == Subresource::Status)?;
+    }
     if meta::is_deleting(&old) {
         let before = meta::finalizers(&old);
         if meta::finalizers(&result)

@@ -228,6 +228,7 @@ impl Ctx<'_> {
             dry_run: self.q.dry_run,
             field_manager: self.field_manager.clone(),
             managed_fields_done: false,
+            skip_validation: !self.state.validate,
         }
     }
 
@@ -263,6 +264,7 @@ impl Ctx<'_> {
             dry_run: self.q.dry_run,
             field_manager: String::new(),
             managed_fields_done: true,
+            skip_validation: !self.state.validate,
         }
     }
 
@@ -547,6 +549,7 @@ impl Ctx<'_> {
                 dry_run: self.q.dry_run,
                 field_manager: String::new(),
                 managed_fields_done: true,
+                skip_validation: !self.state.validate,
             };
             let (code, stored) = match current {
                 None => {

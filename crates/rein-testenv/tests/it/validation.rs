@@ -674,3 +674,47 @@ async fn jobs_events_limit_ranges_leases_and_bindings_are_validated() {
         )],
     );
 }
+
+#[tokio::test]
+async fn validation_can_be_relaxed_for_a_test_that_stores_odd_objects() {
+    let env = TestEnv::builder()
+        .validate_objects(false)
+        .start()
+        .await
+        .expect("starts");
+    let client = env.client();
+    let created = post(&client, PODS, pod("bare", json!([]))).await;
+    assert_eq!(created.code, 201, "{}", created.body);
+    let mut p = pod("typed", json!([]));
+    p["spec"]["containers"] = json!("none");
+    assert_eq!(
+        post(&client, PODS, p).await.code,
+        400,
+        "bodies are still decoded"
+    );
+}
+
+#[test]
+fn kubectl_shows_the_servers_validation_errors() {
+    let server = crate::kubectl::Server::start();
+    let manifest = "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: web\nspec:\n  \
+                    selector:\n    matchLabels:\n      app: web\n  template:\n    metadata:\n      \
+                    labels:\n        app: other\n    spec:\n      containers:\n      - name: c\n        \
+                    image: nginx\n";
+    let output = server.run(&["create", "-f", "-"], Some(manifest));
+    assert!(!output.status.success());
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        stderr.contains(
+            "The Deployment \"web\" is invalid: spec.template.metadata.labels: Invalid value: \
+             {\"app\":\"other\"}: `selector` does not match template `labels`"
+        ),
+        "{stderr}"
+    );
+    let output = server.run(&["get", "deployments", "-o", "name"], None);
+    assert_eq!(
+        String::from_utf8_lossy(&output.stdout),
+        "",
+        "nothing was stored"
+    );
+}
