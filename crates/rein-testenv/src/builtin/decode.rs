@@ -171,6 +171,14 @@ impl Walker<'_> {
         }
         let kind = schema.get("type").and_then(Value::as_str);
         let format = schema.get("format").and_then(Value::as_str);
+        if kind == Some("object")
+            && schema.get("properties").is_none()
+            && schema.get("additionalProperties").is_none()
+        {
+            // Free-form JSON (`apiextensions/v1.JSON`, `RawExtension`, `FieldsV1`): their
+            // unmarshallers take any value.
+            return Ok(());
+        }
         match (kind, &mut *value) {
             (Some("string"), Value::String(s)) => match format {
                 Some("byte") => base64_problem(s).map_or(Ok(()), Err),

@@ -718,3 +718,36 @@ fn kubectl_shows_the_servers_validation_errors() {
         "nothing was stored"
     );
 }
+
+#[tokio::test]
+async fn free_form_json_in_built_in_kinds_takes_any_value() {
+    let env = TestEnv::start().await.expect("starts");
+    let client = env.client();
+    let crd = json!({
+        "apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+        "metadata": {"name": "widgets.demo.rein.dev"},
+        "spec": {"group": "demo.rein.dev", "scope": "Namespaced",
+            "names": {"plural": "widgets", "kind": "Widget"},
+            "versions": [{"name": "v1", "served": true, "storage": true,
+                "schema": {"openAPIV3Schema": {"type": "object", "properties": {
+                    "spec": {"type": "object", "properties": {
+                        "image": {"type": "string", "default": "nginx"},
+                        "replicas": {"type": "integer", "default": 1},
+                        "items": {"type": "array", "items": {"type": "string"}}}}}}}}]},
+    });
+    let answer = post(
+        &client,
+        "/apis/apiextensions.k8s.io/v1/customresourcedefinitions",
+        crd,
+    )
+    .await;
+    assert_eq!(answer.code, 201, "{}", answer.body);
+    let revision = json!({"metadata": {"name": "r"}, "revision": 1, "data": "anything"});
+    let answer = post(
+        &client,
+        "/apis/apps/v1/namespaces/default/controllerrevisions",
+        revision,
+    )
+    .await;
+    assert_eq!(answer.code, 201, "{}", answer.body);
+}
