@@ -20,6 +20,8 @@ mod kinds;
 mod meta;
 mod names;
 mod selector;
+#[cfg(test)]
+mod tests;
 mod typed;
 
 use serde_json::{Value, json};
@@ -30,16 +32,13 @@ use crate::status::ApiError;
 /// The largest request body kube-apiserver reads (`MaxRequestBodyBytes`, 3 MiB).
 pub(crate) const MAX_REQUEST_BODY: usize = 3 * 1024 * 1024;
 
-/// 413 RequestEntityTooLarge for a body over [`MAX_REQUEST_BODY`].
-pub(crate) fn check_body_size(len: usize) -> Result<(), ApiError> {
-    if len <= MAX_REQUEST_BODY {
-        return Ok(());
-    }
-    Err(ApiError::new(
+/// 413 RequestEntityTooLarge, for a body over [`MAX_REQUEST_BODY`].
+pub(crate) fn body_too_large() -> ApiError {
+    ApiError::new(
         413,
         "RequestEntityTooLarge",
         format!("Request entity too large: limit is {MAX_REQUEST_BODY}"),
-    ))
+    )
 }
 
 /// Where the object being decoded came from: a request body, or the result of a JSON, merge

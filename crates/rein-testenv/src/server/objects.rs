@@ -97,12 +97,20 @@ async fn respond(state: &Arc<State>, req: Request<Incoming>, path: ResourcePath)
         .and_then(|v| v.to_str().ok())
         .unwrap_or("")
         .to_string();
-    let bytes = match req.into_body().collect().await {
+    // As kube-apiserver's `limitedReadBody`: read one byte past the limit, no further.
+    let limit = crate::builtin::MAX_REQUEST_BODY + 1;
+    let bytes = match http_body_util::Limited::new(req.into_body(), limit)
+        .collect()
+        .await
+    {
         Ok(b) => b.to_bytes(),
+        Err(e) if e.is::<http_body_util::LengthLimitError>() => {
+            return body::error(&crate::builtin::body_too_large());
+        }
         Err(_) => return body::error(&ApiError::bad_request("reading the request body")),
     };
-    if let Err(e) = crate::builtin::check_body_size(bytes.len()) {
-        return body::error(&e);
+    if bytes.len() > crate::builtin::MAX_REQUEST_BODY {
+        return body::error(&crate::builtin::body_too_large());
     }
     let field_manager = q
         .field_manager
