@@ -625,6 +625,29 @@ async fn jobs_events_limit_ranges_leases_and_bindings_are_validated() {
             "Invalid value: \"Node\": must be a standard limit type or fully qualified",
         )],
     );
+    let claim = json!({"metadata": {"name": "c"}, "spec": {}});
+    assert_invalid(
+        &post(
+            &client,
+            "/api/v1/namespaces/default/persistentvolumeclaims",
+            claim,
+        )
+        .await,
+        "PersistentVolumeClaim \"c\" is invalid: [spec.accessModes: Required value: at least 1 \
+         access mode is required, spec.resources[storage]: Required value]",
+        &[
+            (
+                "spec.accessModes",
+                "FieldValueRequired",
+                "Required value: at least 1 access mode is required",
+            ),
+            (
+                "spec.resources[storage]",
+                "FieldValueRequired",
+                "Required value",
+            ),
+        ],
+    );
     let lease = json!({"metadata": {"name": "l"}, "spec": {"leaseDurationSeconds": 0}});
     assert_invalid(
         &post(

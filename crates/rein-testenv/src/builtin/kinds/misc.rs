@@ -1,5 +1,5 @@
-//! The smaller kinds of the table: Events (both APIs), LimitRanges, Leases,
-//! PodDisruptionBudgets, Ingresses, NetworkPolicies, and RBAC roles and bindings.
+//! The smaller kinds of the table: Events (both APIs), LimitRanges, PersistentVolumeClaims,
+//! Leases, PodDisruptionBudgets, Ingresses, NetworkPolicies, and RBAC roles and bindings.
 
 use serde_json::{Value, json};
 
@@ -385,5 +385,41 @@ pub(crate) fn role_binding(obj: &Value, old: Option<&Value>, errs: &mut Vec<Fiel
                 "cannot change roleRef",
             ));
         }
+    }
+}
+
+/// `ValidatePersistentVolumeClaimSpec` on create: access modes and a storage request.
+pub(crate) fn persistent_volume_claim(
+    obj: &Value,
+    old: Option<&Value>,
+    errs: &mut Vec<FieldError>,
+) {
+    if old.is_some() {
+        return;
+    }
+    let modes = super::list(obj, "/spec/accessModes");
+    if modes.is_empty() {
+        errs.push(FieldError::required(
+            "spec.accessModes",
+            "at least 1 access mode is required",
+        ));
+    }
+    let supported = [
+        "ReadOnlyMany",
+        "ReadWriteMany",
+        "ReadWriteOnce",
+        "ReadWriteOncePod",
+    ];
+    for mode in modes.iter().filter_map(Value::as_str) {
+        if !supported.contains(&mode) {
+            errs.push(FieldError::not_supported(
+                "spec.accessModes",
+                mode,
+                &supported,
+            ));
+        }
+    }
+    if obj.pointer("/spec/resources/requests/storage").is_none() {
+        errs.push(FieldError::required("spec.resources[storage]", ""));
     }
 }

@@ -28,6 +28,7 @@ pub(crate) fn validate(
         ("", "secrets") => data::secret(obj, old, errs),
         ("", "events") => misc::core_event(obj, errs),
         ("", "limitranges") => misc::limit_range(obj, errs),
+        ("", "persistentvolumeclaims") => misc::persistent_volume_claim(obj, old, errs),
         ("", "replicationcontrollers") => workloads::replication_controller(obj, errs),
         ("apps", "deployments") => workloads::deployment(obj, old, errs),
         ("apps", "replicasets") => workloads::replica_set(obj, old, errs),
