@@ -43,6 +43,7 @@ pub struct TestEnvBuilder {
     listen: SocketAddr,
     bookmark_interval: Duration,
     too_large_rv_wait: Duration,
+    validate: bool,
 }
 
 impl Default for TestEnvBuilder {
@@ -55,6 +56,7 @@ impl Default for TestEnvBuilder {
             listen: SocketAddr::from(([127, 0, 0, 1], 0)),
             bookmark_interval: Duration::from_secs(1),
             too_large_rv_wait: DEFAULT_TOO_LARGE_RV_WAIT,
+            validate: true,
         }
     }
 }
@@ -98,6 +100,18 @@ impl TestEnvBuilder {
     /// paused clock does not shorten it: set a short wait to see the error quickly.
     pub fn too_large_rv_wait(mut self, wait: Duration) -> TestEnvBuilder {
         self.too_large_rv_wait = wait;
+        self
+    }
+
+    /// Whether writes are validated as kube-apiserver validates them (default `true`). With
+    /// `false`, metadata (labels, annotations, owner references, finalizers) and per-kind rules
+    /// (Pods' containers, workloads' selectors, Services' ports, immutable fields, data sizes)
+    /// are not checked, for a test that must store an object a real server would refuse (422
+    /// Invalid). Bodies are still decoded — type errors answer 400 and unknown fields are
+    /// dropped — so whatever is stored still reads back through typed clients; names and the
+    /// 3 MiB body limit are still enforced.
+    pub fn validate_objects(mut self, validate: bool) -> TestEnvBuilder {
+        self.validate = validate;
         self
     }
 
@@ -165,6 +179,7 @@ impl TestEnvBuilder {
             token: self.token.clone(),
             bookmark_interval: self.bookmark_interval,
             too_large_rv_wait: self.too_large_rv_wait,
+            validate: self.validate,
             shutdown: CancellationToken::new(),
             server_address: addr.to_string(),
         });

@@ -17,6 +17,24 @@ mod validate;
 pub(crate) use document::{v2_document, v3_group_version, v3_index};
 pub(crate) use validate::unknown_fields;
 
+/// The definition name of a built-in kind (`io.k8s.api.apps.v1.Deployment`) and every
+/// built-in definition by name, for type-checking writes against them.
+pub(crate) fn builtin_schema(
+    group: &str,
+    version: &str,
+    kind: &str,
+) -> Option<(
+    &'static str,
+    &'static serde_json::Map<String, serde_json::Value>,
+)> {
+    let builtins = builtin::builtins();
+    builtins
+        .resources
+        .iter()
+        .find(|r| r.gvk.group == group && r.gvk.version == version && r.gvk.kind == kind)
+        .map(|r| (r.definition.as_str(), &builtins.definitions))
+}
+
 /// Every built-in definition by name (the protobuf table generator checks JSON names here).
 #[cfg(test)]
 pub(crate) fn definitions() -> &'static serde_json::Map<String, serde_json::Value> {

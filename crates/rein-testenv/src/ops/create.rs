@@ -85,6 +85,9 @@ pub(crate) fn prepare(
         // A CRD's name is checked with the rest of it, below.
         meta::validate_name(def, &name)?;
     }
+    if !opts.skip_validation {
+        crate::builtin::validate_create(def, &obj)?;
+    }
     let key = (
         namespace
             .filter(|_| def.namespaced)

@@ -34,6 +34,10 @@ pub(crate) struct WriteOpts {
     /// The object's managedFields were already worked out (server-side apply): an update
     /// stores them as they are instead of recording this write.
     pub(crate) managed_fields_done: bool,
+    /// Skip metadata and per-kind validation ([`TestEnvBuilder::validate_objects`]).
+    ///
+    /// [`TestEnvBuilder::validate_objects`]: crate::TestEnvBuilder::validate_objects
+    pub(crate) skip_validation: bool,
 }
 
 /// What a write needs to know besides the store: the catalogue and which resource and version.

@@ -123,6 +123,9 @@ pub(crate) fn update(
             labels.insert("kubernetes.io/metadata.name".into(), json!(name));
         }
     }
+    if !opts.skip_validation {
+        crate::builtin::validate_update(def, &result, &old, sub == Subresource::Status)?;
+    }
     if meta::is_deleting(&old) {
         let before = meta::finalizers(&old);
         if meta::finalizers(&result)

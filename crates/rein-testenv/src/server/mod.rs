@@ -45,6 +45,8 @@ pub(crate) struct State {
     pub(crate) bookmark_interval: Duration,
     /// How long a request waits for a resourceVersion the store has not reached.
     pub(crate) too_large_rv_wait: Duration,
+    /// Whether writes get metadata and per-kind validation (`TestEnvBuilder::validate_objects`).
+    pub(crate) validate: bool,
     pub(crate) shutdown: CancellationToken,
     pub(crate) server_address: String,
 }

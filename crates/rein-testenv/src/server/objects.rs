@@ -97,10 +97,21 @@ async fn respond(state: &Arc<State>, req: Request<Incoming>, path: ResourcePath)
         .and_then(|v| v.to_str().ok())
         .unwrap_or("")
         .to_string();
-    let bytes = match req.into_body().collect().await {
+    // As kube-apiserver's `limitedReadBody`: read one byte past the limit, no further.
+    let limit = crate::builtin::MAX_REQUEST_BODY + 1;
+    let bytes = match http_body_util::Limited::new(req.into_body(), limit)
+        .collect()
+        .await
+    {
         Ok(b) => b.to_bytes(),
+        Err(e) if e.is::<http_body_util::LengthLimitError>() => {
+            return body::error(&crate::builtin::body_too_large());
+        }
         Err(_) => return body::error(&ApiError::bad_request("reading the request body")),
     };
+    if bytes.len() > crate::builtin::MAX_REQUEST_BODY {
+        return body::error(&crate::builtin::body_too_large());
+    }
     let field_manager = q
         .field_manager
         .clone()
@@ -225,6 +236,7 @@ impl Ctx<'_> {
             dry_run: self.q.dry_run,
             field_manager: self.field_manager.clone(),
             managed_fields_done: false,
+            skip_validation: !self.state.validate,
         }
     }
 
@@ -260,6 +272,7 @@ impl Ctx<'_> {
             dry_run: self.q.dry_run,
             field_manager: String::new(),
             managed_fields_done: true,
+            skip_validation: !self.state.validate,
         }
     }
 
@@ -318,8 +331,19 @@ impl Ctx<'_> {
         }
     }
 
-    /// `fieldValidation`: Strict refuses unknown fields, Warn reports them.
-    fn validate_fields(&self, txn: &Txn<'_>, obj: &Value) -> Result<Vec<String>, ApiError> {
+    /// `fieldValidation`: Strict refuses unknown fields, Warn reports them. A built-in kind's
+    /// object is decoded as kube-apiserver decodes it (type errors, unknown fields dropped,
+    /// `Warn` by default).
+    fn validate_fields(
+        &self,
+        txn: &Txn<'_>,
+        obj: &mut Value,
+        source: crate::builtin::Source,
+    ) -> Result<Vec<String>, ApiError> {
+        if !self.path.def.custom {
+            let mode = self.q.field_validation.as_deref();
+            return crate::builtin::decode(&self.path.def, &self.path.version, obj, mode, source);
+        }
         let mode = self.field_validation();
         if mode != "Strict" && mode != "Warn" {
             return Ok(Vec::new());
@@ -389,10 +413,23 @@ impl Ctx<'_> {
         }
         self.check_content_type()?;
         options::check_write("CreateOptions", self.q)?;
-        let obj = self.decode()?;
+        let mut obj = self.decode()?;
         check_no_resource_version(&obj, self.q.dry_run)?;
-        let warnings = if self.checks_fields() {
-            self.validate_fields(&self.state.store.lock(), &obj)?
+        let warnings = if !self.path.def.custom {
+            let mode = self.q.field_validation.as_deref();
+            crate::builtin::decode(
+                &self.path.def,
+                &self.path.version,
+                &mut obj,
+                mode,
+                crate::builtin::Source::Body,
+            )?
+        } else if self.checks_fields() {
+            self.validate_fields(
+                &self.state.store.lock(),
+                &mut obj,
+                crate::builtin::Source::Body,
+            )?
         } else {
             Vec::new()
         };
@@ -416,7 +453,7 @@ impl Ctx<'_> {
         let key = self.key(name)?;
         self.check_content_type()?;
         options::check_write("UpdateOptions", self.q)?;
-        let obj = self.decode()?;
+        let mut obj = self.decode()?;
         let mut txn = self.state.store.lock();
         let sub = match sub {
             None => Subresource::Main,
@@ -453,7 +490,7 @@ impl Ctx<'_> {
             }
             Some(_) => return Err(ApiError::no_route()),
         };
-        let warnings = self.validate_fields(&txn, &obj)?;
+        let warnings = self.validate_fields(&txn, &mut obj, crate::builtin::Source::Body)?;
         let stored = ops::update(&mut txn, self.target(), &key, obj, sub, &self.write_opts())?;
         drop(txn);
         Ok(Answer {
@@ -530,7 +567,7 @@ impl Ctx<'_> {
         });
         if patch_type == PatchType::Apply {
             let manager = self.q.field_manager.clone().unwrap_or_default();
-            let applied = patch::server_side_apply_at(
+            let mut applied = patch::server_side_apply_at(
                 current_view.as_ref(),
                 self.bytes,
                 &manager,
@@ -538,18 +575,19 @@ impl Ctx<'_> {
                 &gvk,
                 self.apply_scope(sub_kind),
             )?;
-            let warnings = self.validate_fields(&txn, &applied)?;
+            let warnings =
+                self.validate_fields(&txn, &mut applied, crate::builtin::Source::Body)?;
             let opts = WriteOpts {
                 dry_run: self.q.dry_run,
                 field_manager: String::new(),
                 managed_fields_done: true,
+                skip_validation: !self.state.validate,
             };
             let (code, stored) = match current {
                 None => {
                     if sub_kind == Subresource::Status {
                         return Err(ApiError::not_found(def, name));
                     }
-                    let mut applied = applied;
                     applied["metadata"]["name"] = json!(name);
                     (
                         201,
@@ -574,8 +612,8 @@ impl Ctx<'_> {
             });
         }
         let current_view = current_view.ok_or_else(|| ApiError::not_found(def, name))?;
-        let patched = patch::apply_patch(patch_type, &current_view, self.bytes, &gvk)?;
-        let warnings = self.validate_fields(&txn, &patched)?;
+        let mut patched = patch::apply_patch(patch_type, &current_view, self.bytes, &gvk)?;
+        let warnings = self.validate_fields(&txn, &mut patched, crate::builtin::Source::Patch)?;
         let stored = ops::update(
             &mut txn,
             self.target(),

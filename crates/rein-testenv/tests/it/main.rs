@@ -27,4 +27,5 @@ mod prop_patch;
 mod prop_requests;
 mod protocol;
 mod representations;
+mod validation;
 mod watch;

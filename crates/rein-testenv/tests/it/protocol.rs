@@ -131,12 +131,15 @@ async fn json_patch_test_of_null_matches_an_absent_member() {
             &PatchParams::default(),
             &patch(json!([
                 {"op": "test", "path": "/metadata/finalizers", "value": null},
-                {"op": "add", "path": "/metadata/finalizers", "value": ["a"]},
+                {"op": "add", "path": "/metadata/finalizers", "value": ["example.com/a"]},
             ])),
         )
         .await
         .expect("test of null on an absent path passes");
-    assert_eq!(patched.metadata.finalizers, Some(vec!["a".to_string()]));
+    assert_eq!(
+        patched.metadata.finalizers,
+        Some(vec!["example.com/a".to_string()])
+    );
 
     // Now present: a test of null fails (422), and so does a test under a missing parent.
     for ops in [

@@ -1,0 +1,95 @@
+//! Jobs and CronJobs (`ValidateJob`, `ValidateCronJob`): counts not negative, pods that
+//! restart `OnFailure` or `Never`, a schedule, a template that does not change.
+
+use serde_json::Value;
+
+use super::{non_negative, pod};
+use crate::builtin::field::{FieldError, Path};
+
+/// `ValidateJob` / `ValidateJobUpdate`.
+pub(crate) fn job(obj: &Value, old: Option<&Value>, errs: &mut Vec<FieldError>) {
+    job_spec(
+        obj.get("spec").unwrap_or(&Value::Null),
+        &Path::new("spec"),
+        errs,
+    );
+    if let Some(old) = old {
+        let suspended = old.pointer("/spec/suspend").and_then(Value::as_bool) == Some(true);
+        let template = obj.pointer("/spec/template").unwrap_or(&Value::Null);
+        if !suspended && Some(template) != old.pointer("/spec/template") {
+            errs.push(FieldError::immutable("spec.template", template));
+        }
+    }
+}
+
+/// `ValidateCronJobCreate`: the schedule, the concurrency policy and the job template.
+pub(crate) fn cron_job(obj: &Value, errs: &mut Vec<FieldError>) {
+    let spec = Path::new("spec");
+    let schedule = super::text(obj, "/spec/schedule");
+    if schedule.is_empty() {
+        errs.push(FieldError::required(spec.child("schedule"), ""));
+    }
+    let policy = super::text(obj, "/spec/concurrencyPolicy");
+    let policies = ["Allow", "Forbid", "Replace"];
+    if !policy.is_empty() && !policies.contains(&policy) {
+        errs.push(FieldError::not_supported(
+            spec.child("concurrencyPolicy"),
+            policy,
+            &policies,
+        ));
+    }
+    for limit in [
+        "successfulJobsHistoryLimit",
+        "failedJobsHistoryLimit",
+        "startingDeadlineSeconds",
+    ] {
+        non_negative(
+            obj,
+            &format!("/spec/{limit}"),
+            &format!("spec.{limit}"),
+            errs,
+        );
+    }
+    let job_spec_value = obj
+        .pointer("/spec/jobTemplate/spec")
+        .unwrap_or(&Value::Null);
+    job_spec(
+        job_spec_value,
+        &spec.child("jobTemplate").child("spec"),
+        errs,
+    );
+}
+
+fn job_spec(spec: &Value, path: &Path, errs: &mut Vec<FieldError>) {
+    for field in [
+        "parallelism",
+        "completions",
+        "activeDeadlineSeconds",
+        "backoffLimit",
+    ] {
+        if let Some(n) = spec.get(field).and_then(Value::as_i64)
+            && n < 0
+        {
+            errs.push(FieldError::invalid(
+                path.child(field),
+                &Value::from(n),
+                "must be greater than or equal to 0",
+            ));
+        }
+    }
+    let template = spec.get("template").unwrap_or(&Value::Null);
+    pod::template(template, &path.child("template"), errs);
+    let restart_path = path.child("template").child("spec").child("restartPolicy");
+    match super::text(template, "/spec/restartPolicy") {
+        "OnFailure" | "Never" => {}
+        "" => errs.push(FieldError::required(
+            restart_path,
+            "valid values: \"OnFailure\", \"Never\"",
+        )),
+        other => errs.push(FieldError::not_supported(
+            restart_path,
+            other,
+            &["OnFailure", "Never"],
+        )),
+    }
+}
