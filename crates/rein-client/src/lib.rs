@@ -37,7 +37,6 @@ mod endpoint;
 mod error;
 pub mod limiter;
 pub mod metrics;
-mod object;
 mod options;
 pub mod patch;
 pub mod retry;
@@ -46,12 +45,11 @@ pub mod timeout;
 pub use client::{Client, ClientBuilder, ClientOptions, SubResourceClient};
 pub use error::{Error, StatusReason, ignore_already_exists, ignore_not_found};
 pub use kube_client::core::{DynamicObject, ObjectList};
-pub use object::Object;
 pub use options::{
     DeleteParams, ListOptions, Patch, PatchParams, PostParams, Preconditions, PropagationPolicy,
 };
 #[doc(inline)]
-pub use rein_scheme::{GroupVersionKind, GroupVersionResource, ObjectKey, Scheme};
+pub use rein_scheme::{GroupVersionKind, GroupVersionResource, Object, ObjectKey, Scheme};
 
 /// How [`kube_client()`] stacks its layers over kube-client.
 #[derive(Debug, Clone, Copy, Default)]

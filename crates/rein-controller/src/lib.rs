@@ -35,6 +35,7 @@ pub mod source;
 
 pub use builder::ControllerManagedBy;
 pub use controller::{Controller, ControllerOptions, Error, QueueSnapshot, queue_snapshots};
+pub use metrics::WorkqueueMetrics;
 pub use queue::{LOW_PRIORITY, RequestQueue};
 pub use reconcile::{
     Action, BoxError, Context, Reconciler, ReconcilerFn, Request, TerminalError, is_terminal,

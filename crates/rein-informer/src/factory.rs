@@ -1,4 +1,5 @@
-//! The shared informer factory: one informer per type and namespace selection, started together.
+//! The shared informer factory: the one registry of informers (typed and dynamic), each built
+//! from an [`InformerSpec`], started together and stopped together.
 
 use std::any::{Any, TypeId};
 use std::collections::HashMap;
@@ -7,63 +8,94 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use futures::future::BoxFuture;
-use kube_client::core::{ApiResource, ClusterResourceScope, DynamicObject};
+use kube_client::core::{ApiResource, ClusterResourceScope, DynamicObject, ObjectMeta};
 use kube_client::{Client, Resource};
 use parking_lot::Mutex;
-use serde::de::DeserializeOwned;
+use rein_scheme::{GroupVersionKind, Object};
 use tokio_util::sync::CancellationToken;
 
 use crate::{
-    ApiListerWatcher, InformerOptions, ListWatchOptions, Lister, SharedIndexInformer, wait,
+    ApiListerWatcher, InformerOptions, InformerStatus, ListWatchOptions, Lister, ListerWatcher,
+    SharedIndexInformer, wait,
 };
 
 /// Adjusts the list/watch options of every informer the factory builds.
 pub type TweakListOptions = Arc<dyn Fn(&mut ListWatchOptions) + Send + Sync>;
 
-trait FactoryInformer: Send + Sync {
-    fn as_any(self: Arc<Self>) -> Arc<dyn Any + Send + Sync>;
-    fn spawn(self: Arc<Self>, stop: CancellationToken) -> tokio::task::JoinHandle<()>;
-    fn synced(&self) -> bool;
-    fn wait(self: Arc<Self>) -> BoxFuture<'static, ()>;
+/// A function applied to every object's metadata before it is stored (e.g. dropping
+/// `managedFields`). It sees metadata only, so one transform serves every kind.
+pub type MetaTransform = Arc<dyn Fn(&mut ObjectMeta) + Send + Sync>;
+
+/// What one informer watches and how it stores objects: the per-kind settings of a
+/// [`SharedInformerFactory`] (controller-runtime's `ByObject`).
+///
+/// A field left `None` in a per-kind spec falls back to the factory's default spec
+/// ([`SharedInformerFactory::with_default_spec`]).
+#[derive(Clone, Default)]
+pub struct InformerSpec {
+    /// Restrict namespaced kinds to this namespace (ignored for cluster-scoped kinds).
+    pub namespace: Option<String>,
+    /// Only objects matching this label selector (an empty selector means everything).
+    pub label_selector: Option<String>,
+    /// Only objects matching this field selector (an empty selector means everything).
+    pub field_selector: Option<String>,
+    /// Applied to every object's metadata before it is stored.
+    pub transform: Option<MetaTransform>,
+    /// The informer's default handler resync period (zero: no resync).
+    pub resync_period: Option<Duration>,
 }
 
-impl<K> FactoryInformer for SharedIndexInformer<K>
-where
-    K: Resource + Send + Sync + 'static,
-{
-    fn as_any(self: Arc<Self>) -> Arc<dyn Any + Send + Sync> {
-        self
-    }
-    fn spawn(self: Arc<Self>, stop: CancellationToken) -> tokio::task::JoinHandle<()> {
-        tokio::spawn(async move { self.run(stop).await })
-    }
-    fn synced(&self) -> bool {
-        self.has_synced()
-    }
-    fn wait(self: Arc<Self>) -> BoxFuture<'static, ()> {
-        Box::pin(async move { wait::HasSynced::wait_synced(self.as_ref()).await })
+impl fmt::Debug for InformerSpec {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("InformerSpec")
+            .field("namespace", &self.namespace)
+            .field("label_selector", &self.label_selector)
+            .field("field_selector", &self.field_selector)
+            .field("transform", &self.transform.is_some())
+            .field("resync_period", &self.resync_period)
+            .finish()
     }
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
-struct InformerKey {
-    type_id: TypeId,
-    resource: String,
+impl InformerSpec {
+    /// This spec with every unset field taken from `defaults`.
+    pub fn or(self, defaults: &InformerSpec) -> InformerSpec {
+        InformerSpec {
+            namespace: self.namespace.or_else(|| defaults.namespace.clone()),
+            label_selector: self
+                .label_selector
+                .or_else(|| defaults.label_selector.clone()),
+            field_selector: self
+                .field_selector
+                .or_else(|| defaults.field_selector.clone()),
+            transform: self.transform.or_else(|| defaults.transform.clone()),
+            resync_period: self.resync_period.or(defaults.resync_period),
+        }
+    }
+
+    fn list_options(&self, namespaced: bool) -> ListWatchOptions {
+        let non_empty = |s: &Option<String>| s.clone().filter(|s| !s.is_empty());
+        ListWatchOptions {
+            namespace: self.namespace.clone().filter(|_| namespaced),
+            label_selector: non_empty(&self.label_selector),
+            field_selector: non_empty(&self.field_selector),
+        }
+    }
 }
 
-struct Entry {
-    informer: Arc<dyn FactoryInformer>,
-    started: bool,
-}
-
-/// client-go's `SharedInformerFactory`: hands out one shared informer per type.
+/// client-go's `SharedInformerFactory`, and the registry behind rein-client's cache: hands out
+/// one shared informer per type (or dynamic resource), each built from the default
+/// [`InformerSpec`] merged with its kind's own, and runs them all from one [`start`] to one
+/// [`shutdown`].
+///
+/// [`start`]: SharedInformerFactory::start
+/// [`shutdown`]: SharedInformerFactory::shutdown
 pub struct SharedInformerFactory {
     client: Client,
-    default_resync: Duration,
-    namespace: Option<String>,
+    defaults: InformerSpec,
+    specs: HashMap<GroupVersionKind, InformerSpec>,
     tweak: Option<TweakListOptions>,
     options: InformerOptions,
-    custom_resync: HashMap<TypeId, Duration>,
     informers: Mutex<HashMap<InformerKey, Entry>>,
     tasks: Mutex<Vec<tokio::task::JoinHandle<()>>>,
 }
@@ -71,8 +103,8 @@ pub struct SharedInformerFactory {
 impl fmt::Debug for SharedInformerFactory {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("SharedInformerFactory")
-            .field("default_resync", &self.default_resync)
-            .field("namespace", &self.namespace)
+            .field("defaults", &self.defaults)
+            .field("specs", &self.specs)
             .field("informers", &self.informers.lock().len())
             .finish()
     }
@@ -83,11 +115,13 @@ impl SharedInformerFactory {
     pub fn new(client: Client, default_resync: Duration) -> Self {
         SharedInformerFactory {
             client,
-            default_resync,
-            namespace: None,
+            defaults: InformerSpec {
+                resync_period: Some(default_resync),
+                ..InformerSpec::default()
+            },
+            specs: HashMap::new(),
             tweak: None,
             options: InformerOptions::default(),
-            custom_resync: HashMap::new(),
             informers: Mutex::new(HashMap::new()),
             tasks: Mutex::new(Vec::new()),
         }
@@ -95,11 +129,24 @@ impl SharedInformerFactory {
 
     /// Restricts namespaced resources to one namespace (cluster-scoped ones are unaffected).
     pub fn with_namespace(mut self, namespace: impl Into<String>) -> Self {
-        self.namespace = Some(namespace.into());
+        self.defaults.namespace = Some(namespace.into());
         self
     }
 
-    /// Adjusts every informer's list/watch options (e.g. a label selector).
+    /// Sets the defaults of every informer: fields set in `spec` replace the current defaults.
+    pub fn with_default_spec(mut self, spec: InformerSpec) -> Self {
+        self.defaults = spec.or(&self.defaults);
+        self
+    }
+
+    /// Sets the settings of one kind (typed or dynamic); its unset fields fall back to the
+    /// defaults.
+    pub fn with_spec(mut self, gvk: GroupVersionKind, spec: InformerSpec) -> Self {
+        self.specs.insert(gvk, spec);
+        self
+    }
+
+    /// Adjusts every informer's list/watch options after its spec is applied.
     pub fn with_tweak_list_options(
         mut self,
         f: impl Fn(&mut ListWatchOptions) + Send + Sync + 'static,
@@ -114,88 +161,32 @@ impl SharedInformerFactory {
         self
     }
 
-    /// A different resync period for the informer of `K`.
-    pub fn with_custom_resync<K: 'static>(mut self, period: Duration) -> Self {
-        self.custom_resync.insert(TypeId::of::<K>(), period);
+    /// A different resync period for the informer of `K` (sets its spec's `resync_period`).
+    pub fn with_custom_resync<K: Resource<DynamicType = ()>>(mut self, period: Duration) -> Self {
+        self.specs
+            .entry(static_gvk::<K>())
+            .or_default()
+            .resync_period = Some(period);
         self
     }
 
-    fn list_options(&self, namespaced: bool) -> ListWatchOptions {
-        let mut opts = ListWatchOptions {
-            namespace: if namespaced {
-                self.namespace.clone()
-            } else {
-                None
-            },
-            ..Default::default()
-        };
-        if let Some(t) = &self.tweak {
-            t(&mut opts);
+    /// The effective spec of `gvk`: its own settings over the defaults.
+    pub fn spec_for(&self, gvk: &GroupVersionKind) -> InformerSpec {
+        match self.specs.get(gvk) {
+            Some(spec) => spec.clone().or(&self.defaults),
+            None => self.defaults.clone(),
         }
-        opts
-    }
-
-    fn informer_options<K: 'static>(&self) -> InformerOptions {
-        let mut o = self.options.clone();
-        o.resync_period = self
-            .custom_resync
-            .get(&TypeId::of::<K>())
-            .copied()
-            .unwrap_or(self.default_resync);
-        o.reflector.name = std::any::type_name::<K>().to_string();
-        o
-    }
-
-    fn get_or_create<K>(
-        &self,
-        key: InformerKey,
-        make: impl FnOnce() -> SharedIndexInformer<K>,
-    ) -> Arc<SharedIndexInformer<K>>
-    where
-        K: Resource + Send + Sync + 'static,
-    {
-        let mut map = self.informers.lock();
-        if let Some(entry) = map.get(&key)
-            && let Ok(inf) = entry
-                .informer
-                .clone()
-                .as_any()
-                .downcast::<SharedIndexInformer<K>>()
-        {
-            return inf;
-        }
-        let inf = Arc::new(make());
-        map.insert(
-            key,
-            Entry {
-                informer: inf.clone(),
-                started: false,
-            },
-        );
-        inf
     }
 
     /// The shared informer for the typed resource `K` (created on first use).
-    pub fn informer<K>(&self) -> Arc<SharedIndexInformer<K>>
-    where
-        K: Resource<DynamicType = ()>
-            + Clone
-            + DeserializeOwned
-            + fmt::Debug
-            + Send
-            + Sync
-            + 'static,
-        K::Scope: 'static,
-    {
+    pub fn informer<K: Object>(&self) -> Arc<SharedIndexInformer<K>> {
         let namespaced = TypeId::of::<K::Scope>() != TypeId::of::<ClusterResourceScope>();
-        let key = InformerKey {
-            type_id: TypeId::of::<K>(),
-            resource: String::new(),
-        };
-        self.get_or_create(key, || {
-            let lw = ApiListerWatcher::<K>::new(self.client.clone(), self.list_options(namespaced));
-            SharedIndexInformer::new(lw, self.informer_options::<K>())
-        })
+        self.get_or_create(
+            InformerKey::typed::<K>(),
+            static_gvk::<K>(),
+            namespaced,
+            |opts| Arc::new(ApiListerWatcher::<K>::new(self.client.clone(), opts)),
+        )
     }
 
     /// The shared informer for a dynamic resource (`namespaced`: whether the namespace
@@ -205,33 +196,49 @@ impl SharedInformerFactory {
         resource: &ApiResource,
         namespaced: bool,
     ) -> Arc<SharedIndexInformer<DynamicObject>> {
-        let key = InformerKey {
-            type_id: TypeId::of::<DynamicObject>(),
-            resource: format!("{}/{}", resource.api_version, resource.plural),
-        };
-        self.get_or_create(key, || {
-            let lw = ApiListerWatcher::<DynamicObject>::new_with(
+        let gvk = GroupVersionKind::new(&resource.group, &resource.version, &resource.kind);
+        self.get_or_create(InformerKey::dynamic(resource), gvk, namespaced, |opts| {
+            Arc::new(ApiListerWatcher::<DynamicObject>::new_with(
                 self.client.clone(),
                 resource,
-                self.list_options(namespaced),
-            );
-            SharedIndexInformer::new(lw, self.informer_options::<DynamicObject>())
+                opts,
+            ))
         })
     }
 
     /// A lister over the shared informer of `K`.
-    pub fn lister<K>(&self) -> Lister<K>
-    where
-        K: Resource<DynamicType = ()>
-            + Clone
-            + DeserializeOwned
-            + fmt::Debug
-            + Send
-            + Sync
-            + 'static,
-        K::Scope: 'static,
-    {
+    pub fn lister<K: Object>(&self) -> Lister<K> {
         Lister::new(self.informer::<K>().indexer())
+    }
+
+    /// Whether the informer of `K` has been created.
+    pub fn has_informer<K: 'static>(&self) -> bool {
+        self.informers
+            .lock()
+            .contains_key(&InformerKey::typed::<K>())
+    }
+
+    /// Whether the informer of a dynamic resource has been created.
+    pub fn has_dynamic_informer(&self, resource: &ApiResource) -> bool {
+        self.informers
+            .lock()
+            .contains_key(&InformerKey::dynamic(resource))
+    }
+
+    /// Every informer created so far, with its kind and what it is doing now, sorted by kind.
+    pub fn informer_statuses(&self) -> Vec<(GroupVersionKind, InformerStatus)> {
+        let entries: Vec<(GroupVersionKind, Arc<dyn FactoryInformer>)> = self
+            .informers
+            .lock()
+            .values()
+            .map(|e| (e.kind.clone(), e.informer.clone()))
+            .collect();
+        let mut all: Vec<_> = entries
+            .into_iter()
+            .map(|(kind, informer)| (kind, informer.status()))
+            .collect();
+        all.sort_by(|a, b| a.0.cmp(&b.0));
+        all
     }
 
     /// Starts every informer not yet started; informers requested later need another `start`.
@@ -267,6 +274,58 @@ impl SharedInformerFactory {
             let _ = t.await;
         }
     }
+
+    /// The one creation path, typed or dynamic: the kind's spec becomes the list/watch options
+    /// (then the tweak), the resync period and the transform of a new informer.
+    fn get_or_create<K>(
+        &self,
+        key: InformerKey,
+        kind: GroupVersionKind,
+        namespaced: bool,
+        lister_watcher: impl FnOnce(ListWatchOptions) -> Arc<dyn ListerWatcher<K>>,
+    ) -> Arc<SharedIndexInformer<K>>
+    where
+        K: Resource + Clone + Send + Sync + 'static,
+    {
+        let mut map = self.informers.lock();
+        if let Some(entry) = map.get(&key)
+            && let Ok(inf) = entry
+                .informer
+                .clone()
+                .as_any()
+                .downcast::<SharedIndexInformer<K>>()
+        {
+            return inf;
+        }
+        let spec = self.spec_for(&kind);
+        let mut list_options = spec.list_options(namespaced);
+        if let Some(t) = &self.tweak {
+            t(&mut list_options);
+        }
+        let mut options = self.options.clone();
+        options.resync_period = spec.resync_period.unwrap_or_default();
+        options.reflector.name = std::any::type_name::<K>().to_string();
+        let informer = Arc::new(SharedIndexInformer::from_arc(
+            lister_watcher(list_options),
+            options,
+        ));
+        if let Some(transform) = spec.transform {
+            // Only fails once started; a fresh informer is not.
+            let _ = informer.set_transform(move |mut obj: K| {
+                transform(obj.meta_mut());
+                obj
+            });
+        }
+        map.insert(
+            key,
+            Entry {
+                informer: informer.clone(),
+                kind,
+                started: false,
+            },
+        );
+        informer
+    }
 }
 
 impl wait::HasSynced for SharedInformerFactory {
@@ -293,4 +352,69 @@ impl wait::HasSynced for SharedInformerFactory {
             }
         })
     }
+}
+
+/// The group, version and kind of a statically typed resource.
+fn static_gvk<K: Resource<DynamicType = ()>>() -> GroupVersionKind {
+    GroupVersionKind::new(K::group(&()), K::version(&()), K::kind(&()))
+}
+
+/// An informer of any type, as the registry holds it.
+trait FactoryInformer: Send + Sync {
+    fn as_any(self: Arc<Self>) -> Arc<dyn Any + Send + Sync>;
+    fn spawn(self: Arc<Self>, stop: CancellationToken) -> tokio::task::JoinHandle<()>;
+    fn synced(&self) -> bool;
+    fn wait(self: Arc<Self>) -> BoxFuture<'static, ()>;
+    fn status(&self) -> InformerStatus;
+}
+
+impl<K> FactoryInformer for SharedIndexInformer<K>
+where
+    K: Resource + Send + Sync + 'static,
+{
+    fn as_any(self: Arc<Self>) -> Arc<dyn Any + Send + Sync> {
+        self
+    }
+    fn spawn(self: Arc<Self>, stop: CancellationToken) -> tokio::task::JoinHandle<()> {
+        tokio::spawn(async move { self.run(stop).await })
+    }
+    fn synced(&self) -> bool {
+        self.has_synced()
+    }
+    fn wait(self: Arc<Self>) -> BoxFuture<'static, ()> {
+        Box::pin(async move { wait::HasSynced::wait_synced(self.as_ref()).await })
+    }
+    fn status(&self) -> InformerStatus {
+        SharedIndexInformer::status(self)
+    }
+}
+
+/// An informer's identity in the registry: its Rust type, plus the resource for dynamic ones.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+struct InformerKey {
+    type_id: TypeId,
+    resource: String,
+}
+
+impl InformerKey {
+    fn typed<K: 'static>() -> Self {
+        InformerKey {
+            type_id: TypeId::of::<K>(),
+            resource: String::new(),
+        }
+    }
+
+    fn dynamic(resource: &ApiResource) -> Self {
+        InformerKey {
+            type_id: TypeId::of::<DynamicObject>(),
+            resource: format!("{}/{}", resource.api_version, resource.plural),
+        }
+    }
+}
+
+struct Entry {
+    informer: Arc<dyn FactoryInformer>,
+    /// The kind, for status reports.
+    kind: GroupVersionKind,
+    started: bool,
 }

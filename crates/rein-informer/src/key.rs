@@ -1,36 +1,38 @@
-//! Object keys: client-go's `MetaNamespaceKeyFunc`, `SplitMetaNamespaceKey` and the tombstone-aware variant.
+//! Object keys: client-go's `MetaNamespaceKeyFunc`, `SplitMetaNamespaceKey` and the
+//! tombstone-aware variant, as strings in [`ObjectKey`]'s one format.
 
 use std::cell::RefCell;
 use std::sync::Arc;
 
 use kube_client::Resource;
+use rein_scheme::ObjectKey;
 
 use crate::{DeletedObject, Error, KeyFunc};
 
 /// The store key of an object: `"namespace/name"`, or `"name"` for cluster-scoped objects.
+///
+/// The format is [`ObjectKey`]'s (its `Display` and `FromStr`), written here without
+/// building one.
 pub fn meta_namespace_key<K: Resource>(obj: &K) -> String {
     let meta = obj.meta();
-    let name = meta.name.as_deref().unwrap_or_default();
-    match meta.namespace.as_deref() {
-        Some(ns) if !ns.is_empty() => {
-            let mut key = String::with_capacity(ns.len() + 1 + name.len());
-            key.push_str(ns);
-            key.push('/');
-            key.push_str(name);
-            key
-        }
-        _ => name.to_string(),
-    }
+    let (namespace, name) = (
+        meta.namespace.as_deref().unwrap_or_default(),
+        meta.name.as_deref().unwrap_or_default(),
+    );
+    let mut key = String::with_capacity(namespace.len() + 1 + name.len());
+    // Writing to a `String` cannot fail.
+    let _ = ObjectKey::write_parts(namespace, name, &mut key);
+    key
 }
 
 /// Appends `obj`'s [`meta_namespace_key`] to `buf`.
 fn write_meta_namespace_key<K: Resource>(obj: &K, buf: &mut String) {
     let meta = obj.meta();
-    if let Some(ns) = meta.namespace.as_deref().filter(|ns| !ns.is_empty()) {
-        buf.push_str(ns);
-        buf.push('/');
-    }
-    buf.push_str(meta.name.as_deref().unwrap_or_default());
+    let _ = ObjectKey::write_parts(
+        meta.namespace.as_deref().unwrap_or_default(),
+        meta.name.as_deref().unwrap_or_default(),
+        buf,
+    );
 }
 
 thread_local! {
@@ -106,16 +108,12 @@ pub fn deletion_handling_key<K: Resource>(obj: &DeletedObject<K>) -> String {
     }
 }
 
-/// Splits a key into `(namespace, name)`; the namespace is empty for cluster-scoped keys.
+/// Splits a key into `(namespace, name)`; the namespace is empty for cluster-scoped keys
+/// ([`ObjectKey::split`], with this crate's error).
 pub fn split_meta_namespace_key(key: &str) -> Result<(&str, &str), Error> {
-    let mut parts = key.split('/');
-    match (parts.next(), parts.next(), parts.next()) {
-        (Some(name), None, None) => Ok(("", name)),
-        (Some(ns), Some(name), None) => Ok((ns, name)),
-        _ => Err(Error::InvalidKey {
-            key: key.to_string(),
-        }),
-    }
+    ObjectKey::split(key).ok_or_else(|| Error::InvalidKey {
+        key: key.to_string(),
+    })
 }
 
 #[cfg(test)]
@@ -144,6 +142,14 @@ mod tests {
             ..Default::default()
         };
         assert_eq!(meta_namespace_key(&ns), "n");
+        for key in [meta_namespace_key(&pod), meta_namespace_key(&ns)] {
+            let (namespace, name) = split_meta_namespace_key(&key).unwrap();
+            assert_eq!(
+                key,
+                ObjectKey::new(namespace, name).to_string(),
+                "one format"
+            );
+        }
         assert_eq!(split_meta_namespace_key("a/b").unwrap(), ("a", "b"));
         assert_eq!(split_meta_namespace_key("b").unwrap(), ("", "b"));
         assert!(split_meta_namespace_key("a/b/c").is_err());

@@ -2,8 +2,9 @@
 //! informers, listers.
 //!
 //! `rein-informer` sits above `rein-scheme` (keys, selectors) and `kube-client` (HTTP), and
-//! below `rein-client` (whose cache wraps a [`SharedInformerFactory`]) and `rein-controller`
-//! (whose `Kind` source registers [`ResourceEventHandler`]s). Data flows one way:
+//! below `rein-client` (whose cache reads through a [`SharedInformerFactory`]) and
+//! `rein-controller` (whose `Kind` source registers [`ResourceEventHandler`]s). Data flows one
+//! way:
 //!
 //! ```text
 //! ListerWatcher ─► Reflector ─► Fifo (RealFifo | DeltaFifo) ─► process loop ─► Indexer
@@ -51,7 +52,7 @@ mod wait;
 pub use controller::{InformerController, InformerControllerConfig, ProcessDeltasFn};
 pub use delta::{DeletedObject, Delta, DeltaObject, DeltaType};
 pub use error::Error;
-pub use factory::{SharedInformerFactory, TweakListOptions};
+pub use factory::{InformerSpec, MetaTransform, SharedInformerFactory, TweakListOptions};
 pub use fifo::{
     DEFAULT_REAL_FIFO_CAPACITY, DeltaFifo, DeltaFifoOptions, Fifo, ProcessFn, QueueClosed,
     RealFifo, RealFifoOptions, Requeue,

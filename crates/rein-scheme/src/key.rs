@@ -48,14 +48,33 @@ impl ObjectKey {
     pub fn namespace_str(&self) -> &str {
         self.namespace.as_deref().unwrap_or("")
     }
+
+    /// Writes a key in the one key format, without building an `ObjectKey`: `"namespace/name"`,
+    /// or `"name"` when `namespace` is empty (cluster-scoped). [`Display`](fmt::Display) and
+    /// rein-informer's store keys both use it.
+    pub fn write_parts(namespace: &str, name: &str, out: &mut impl fmt::Write) -> fmt::Result {
+        if !namespace.is_empty() {
+            out.write_str(namespace)?;
+            out.write_char('/')?;
+        }
+        out.write_str(name)
+    }
+
+    /// Splits a key string into `(namespace, name)` without allocating, as client-go's
+    /// `SplitMetaNamespaceKey` does: the namespace is `""` for a key without `/`; `None` for
+    /// more than one `/`. Parts may be empty here; [`FromStr`] also requires them non-empty.
+    pub fn split(key: &str) -> Option<(&str, &str)> {
+        match key.split_once('/') {
+            None => Some(("", key)),
+            Some((namespace, name)) if !name.contains('/') => Some((namespace, name)),
+            Some(_) => None,
+        }
+    }
 }
 
 impl fmt::Display for ObjectKey {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match &self.namespace {
-            Some(ns) => write!(f, "{ns}/{}", self.name),
-            None => f.write_str(&self.name),
-        }
+        Self::write_parts(self.namespace_str(), &self.name, f)
     }
 }
 
@@ -76,15 +95,11 @@ impl FromStr for ObjectKey {
         let err = || ParseObjectKeyError {
             input: s.to_owned(),
         };
-        let mut parts = s.split('/');
-        let first = parts.next().unwrap_or_default();
-        match (parts.next(), parts.next()) {
-            (None, _) if !first.is_empty() => Ok(Self::cluster_scoped(first)),
-            (Some(name), None) if !first.is_empty() && !name.is_empty() => {
-                Ok(Self::new(first, name))
-            }
-            _ => Err(err()),
+        let (namespace, name) = Self::split(s).ok_or_else(err)?;
+        if name.is_empty() || (namespace.is_empty() && s.contains('/')) {
+            return Err(err());
         }
+        Ok(Self::new(namespace, name))
     }
 }
 
@@ -120,6 +135,21 @@ mod tests {
                 bad.parse::<ObjectKey>().is_err(),
                 "{bad:?} should not parse"
             );
+        }
+    }
+
+    /// `split` is client-go's lenient split (empty parts allowed); parsing is the strict one.
+    #[test]
+    fn split_is_lenient_and_writes_match_display() {
+        assert_eq!(ObjectKey::split("a/b"), Some(("a", "b")));
+        assert_eq!(ObjectKey::split("b"), Some(("", "b")));
+        assert_eq!(ObjectKey::split("a/"), Some(("a", "")));
+        assert_eq!(ObjectKey::split("/b"), Some(("", "b")));
+        assert_eq!(ObjectKey::split("a/b/c"), None);
+        for key in [ObjectKey::new("ns", "p"), ObjectKey::cluster_scoped("n")] {
+            let mut written = String::new();
+            ObjectKey::write_parts(key.namespace_str(), &key.name, &mut written).unwrap();
+            assert_eq!(written, key.to_string());
         }
     }
 

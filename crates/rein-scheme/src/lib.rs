@@ -24,10 +24,12 @@ pub mod fields;
 mod gvk;
 mod key;
 pub mod labels;
+mod object;
 mod scheme;
 
 pub use gvk::{GroupVersion, GroupVersionKind, GroupVersionResource};
 pub use key::{ObjectKey, ParseObjectKeyError};
+pub use object::Object;
 pub use scheme::{
     AnyObject, Error, RestMapper, RestMapping, Scheme, Scope, TypeInfo, builtins, downcast,
 };

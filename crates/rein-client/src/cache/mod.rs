@@ -8,31 +8,25 @@ mod reader;
 #[cfg(test)]
 mod tests;
 
-use std::any::{Any, TypeId};
-use std::collections::HashMap;
 use std::fmt;
 use std::sync::Arc;
 
-use kube_client::core::{ApiResource, DynamicObject, ObjectList};
-use parking_lot::Mutex;
-use rein_informer::{
-    ApiListerWatcher, HasSynced, InformerOptions, InformerStatus, ListWatchOptions,
-    SharedIndexInformer, SharedInformerFactory,
-};
+use kube_client::core::{DynamicObject, ObjectList};
+use rein_informer::{HasSynced, InformerStatus, SharedIndexInformer, SharedInformerFactory};
 use rein_scheme::{GroupVersionKind, ObjectKey, RestMapping, Scope};
 use tokio::sync::watch;
-use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
 pub use options::{ByObject, CacheOptions, Transform, strip_managed_fields};
 
 use crate::endpoint::Endpoint;
 use crate::{Error, ListOptions, Object};
-use options::KindSettings;
 use reader::KindRef;
 
 /// The shared informer cache. A cheap `Clone` handle.
 ///
+/// A reader over one [`SharedInformerFactory`], which owns every informer (typed and dynamic)
+/// and builds each from the [`CacheOptions`] (defaults, overridden per kind by [`ByObject`]).
 /// Informers are created lazily by [`Cache::informer_for`] (and by reads through the cache or a
 /// cache-backed [`Client`](crate::Client)); [`Cache::start`] runs every informer created
 /// before or after it, until its stop token is cancelled. Once started, asking for a new
@@ -43,49 +37,16 @@ pub struct Cache {
 }
 
 struct Inner {
-    kube: kube_client::Client,
     options: CacheOptions,
     factory: SharedInformerFactory,
-    informers: Mutex<HashMap<InformerKey, Entry>>,
     started: watch::Sender<Option<CancellationToken>>,
-    tasks: Mutex<Vec<JoinHandle<()>>>,
 }
-
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
-struct InformerKey {
-    type_id: TypeId,
-    resource: String,
-}
-
-struct Entry {
-    informer: Arc<dyn Any + Send + Sync>,
-    synced: Arc<dyn HasSynced>,
-    /// Set for informers the cache builds itself (per-kind overrides); factory informers are
-    /// started by the factory.
-    run: Option<RunFn>,
-    running: bool,
-    /// The kind, for status reports.
-    kind: String,
-    status: StatusFn,
-}
-
-type StatusFn = Arc<dyn Fn() -> InformerStatus + Send + Sync>;
-
-fn status_fn<K>(informer: &Arc<SharedIndexInformer<K>>) -> StatusFn
-where
-    K: kube_client::Resource + Send + Sync + 'static,
-{
-    let informer = informer.clone();
-    Arc::new(move || informer.status())
-}
-
-type RunFn = Arc<dyn Fn(CancellationToken) -> JoinHandle<()> + Send + Sync>;
 
 impl fmt::Debug for Cache {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Cache")
             .field("options", &self.inner.options)
-            .field("informers", &self.inner.informers.lock().len())
+            .field("factory", &self.inner.factory)
             .field("started", &self.is_started())
             .finish()
     }
@@ -95,32 +56,16 @@ impl Cache {
     /// A cache reading through `kube` with the given options; nothing runs until
     /// [`Cache::start`].
     pub fn new(kube: kube_client::Client, options: CacheOptions) -> Self {
-        let mut factory = SharedInformerFactory::new(kube.clone(), options.sync_period);
-        if let Some(ns) = &options.namespace {
-            factory = factory.with_namespace(ns.clone());
-        }
-        let labels = options
-            .default_label_selector
-            .as_ref()
-            .map(|s| s.to_string());
-        let fields = options
-            .default_field_selector
-            .as_ref()
-            .map(|s| s.to_string());
-        if labels.is_some() || fields.is_some() {
-            factory = factory.with_tweak_list_options(move |o: &mut ListWatchOptions| {
-                o.label_selector = labels.clone().filter(|s| !s.is_empty());
-                o.field_selector = fields.clone().filter(|s| !s.is_empty());
-            });
+        let mut factory = SharedInformerFactory::new(kube, options.sync_period)
+            .with_default_spec(options.default_spec());
+        for (gvk, by) in &options.by_object {
+            factory = factory.with_spec(gvk.clone(), by.spec());
         }
         let (started, _) = watch::channel(None);
         let inner = Arc::new(Inner {
-            kube,
             options,
             factory,
-            informers: Mutex::new(HashMap::new()),
             started,
-            tasks: Mutex::new(Vec::new()),
         });
         metrics::track(&inner);
         Self { inner }
@@ -151,13 +96,9 @@ impl Cache {
             });
         }
         self.inner.started.send_replace(Some(stop.clone()));
-        self.run_pending(&stop);
+        self.inner.factory.start(stop.clone());
         stop.cancelled().await;
         self.inner.factory.shutdown().await;
-        let tasks: Vec<_> = std::mem::take(&mut *self.inner.tasks.lock());
-        for t in tasks {
-            let _ = t.await;
-        }
         Ok(())
     }
 
@@ -167,7 +108,7 @@ impl Cache {
         let Some(stop) = self.wait_started().await else {
             return false;
         };
-        rein_informer::wait_for_cache_sync(&stop, &[&*self.inner]).await
+        self.inner.factory.wait_for_cache_sync(&stop).await
     }
 
     async fn wait_started(&self) -> Option<CancellationToken> {
@@ -176,49 +117,23 @@ impl Cache {
         (!token.is_cancelled()).then_some(token)
     }
 
-    fn run_pending(&self, stop: &CancellationToken) {
-        let mut factory_pending = false;
-        {
-            let mut map = self.inner.informers.lock();
-            let mut tasks = self.inner.tasks.lock();
-            for entry in map.values_mut() {
-                if entry.running {
-                    continue;
-                }
-                entry.running = true;
-                match &entry.run {
-                    Some(run) => tasks.push(run(stop.clone())),
-                    None => factory_pending = true,
-                }
-            }
-        }
-        if factory_pending {
-            self.inner.factory.start(stop.clone());
-        }
-    }
-
     /// Every informer the cache holds, by kind (`group/version, Kind=...`), with what it is
     /// doing now: whether it has synced, its reflector's step and for how long, and what
     /// waits in its queue and handler buffers. Sorted by kind. For diagnosing a cache that
     /// stopped following the server.
     pub fn informer_statuses(&self) -> Vec<(String, InformerStatus)> {
-        let entries: Vec<(String, StatusFn)> = self
-            .inner
-            .informers
-            .lock()
-            .values()
-            .map(|e| (e.kind.clone(), e.status.clone()))
-            .collect();
-        let mut all: Vec<(String, InformerStatus)> =
-            entries.into_iter().map(|(k, f)| (k, f())).collect();
-        all.sort_by(|a, b| a.0.cmp(&b.0));
-        all
+        self.inner
+            .factory
+            .informer_statuses()
+            .into_iter()
+            .map(|(kind, status)| (kind.to_string(), status))
+            .collect()
     }
 
     /// The shared informer for `K`, created on first use. If the cache is running, it is
     /// started and this waits until it has synced.
     pub async fn informer_for<K: Object>(&self) -> Result<Arc<SharedIndexInformer<K>>, Error> {
-        let informer = self.get_or_create::<K>();
+        let informer = self.inner.factory.informer::<K>();
         self.ensure_running(&informer, &Endpoint::of::<K>().gvk.to_string())
             .await?;
         Ok(informer)
@@ -229,7 +144,10 @@ impl Cache {
         &self,
         mapping: &RestMapping,
     ) -> Result<Arc<SharedIndexInformer<DynamicObject>>, Error> {
-        let informer = self.get_or_create_dynamic(mapping);
+        let informer = self
+            .inner
+            .factory
+            .dynamic_informer(&mapping.api_resource(), mapping.scope == Scope::Namespaced);
         self.ensure_running(&informer, &mapping.gvk.to_string())
             .await?;
         Ok(informer)
@@ -247,7 +165,7 @@ impl Cache {
         let Some(stop) = token else {
             return Ok(());
         };
-        self.run_pending(&stop);
+        self.inner.factory.start(stop.clone());
         let checks: [&dyn HasSynced; 1] = [informer];
         let synced = rein_informer::wait_for_cache_sync(&stop, &checks);
         let synced =
@@ -269,141 +187,6 @@ impl Cache {
         }
     }
 
-    fn has_informer(&self, key: &InformerKey) -> bool {
-        self.inner.informers.lock().contains_key(key)
-    }
-
-    fn typed_key<K: Object>() -> InformerKey {
-        InformerKey {
-            type_id: TypeId::of::<K>(),
-            resource: String::new(),
-        }
-    }
-
-    fn dynamic_key(mapping: &RestMapping) -> InformerKey {
-        InformerKey {
-            type_id: TypeId::of::<DynamicObject>(),
-            resource: mapping.gvr.to_string(),
-        }
-    }
-
-    fn get_or_create<K: Object>(&self) -> Arc<SharedIndexInformer<K>> {
-        let key = Self::typed_key::<K>();
-        let endpoint = Endpoint::of::<K>();
-        let mut map = self.inner.informers.lock();
-        if let Some(found) = map
-            .get(&key)
-            .and_then(|e| e.informer.clone().downcast::<SharedIndexInformer<K>>().ok())
-        {
-            return found;
-        }
-        let settings = self.inner.options.for_kind(&endpoint.gvk);
-        let (informer, run) = if self.inner.options.by_object.contains_key(&endpoint.gvk) {
-            let lw = ApiListerWatcher::<K>::new(
-                self.inner.kube.clone(),
-                self.list_watch_options(&settings, endpoint.namespaced()),
-            );
-            let informer = Arc::new(SharedIndexInformer::new(
-                lw,
-                informer_options::<K>(&settings),
-            ));
-            let run = run_fn(informer.clone());
-            (informer, Some(run))
-        } else {
-            (self.inner.factory.informer::<K>(), None)
-        };
-        if let Some(transform) = settings.transform.clone() {
-            // Only fails once started; a fresh informer is not.
-            let _ = informer.set_transform(move |mut obj: K| {
-                transform(obj.meta_mut());
-                obj
-            });
-        }
-        map.insert(
-            key,
-            Entry {
-                informer: informer.clone(),
-                synced: informer.clone(),
-                run,
-                running: false,
-                kind: endpoint.gvk.to_string(),
-                status: status_fn(&informer),
-            },
-        );
-        informer
-    }
-
-    fn get_or_create_dynamic(
-        &self,
-        mapping: &RestMapping,
-    ) -> Arc<SharedIndexInformer<DynamicObject>> {
-        let key = Self::dynamic_key(mapping);
-        let mut map = self.inner.informers.lock();
-        if let Some(found) = map.get(&key).and_then(|e| {
-            e.informer
-                .clone()
-                .downcast::<SharedIndexInformer<DynamicObject>>()
-                .ok()
-        }) {
-            return found;
-        }
-        let resource: ApiResource = mapping.api_resource();
-        let namespaced = mapping.scope == Scope::Namespaced;
-        let settings = self.inner.options.for_kind(&mapping.gvk);
-        let (informer, run) = if self.inner.options.by_object.contains_key(&mapping.gvk) {
-            let lw = ApiListerWatcher::<DynamicObject>::new_with(
-                self.inner.kube.clone(),
-                &resource,
-                self.list_watch_options(&settings, namespaced),
-            );
-            let informer = Arc::new(SharedIndexInformer::new(
-                lw,
-                informer_options::<DynamicObject>(&settings),
-            ));
-            let run = run_fn(informer.clone());
-            (informer, Some(run))
-        } else {
-            (
-                self.inner.factory.dynamic_informer(&resource, namespaced),
-                None,
-            )
-        };
-        if let Some(transform) = settings.transform.clone() {
-            let _ = informer.set_transform(move |mut obj: DynamicObject| {
-                transform(&mut obj.metadata);
-                obj
-            });
-        }
-        map.insert(
-            key,
-            Entry {
-                informer: informer.clone(),
-                synced: informer.clone(),
-                run,
-                running: false,
-                kind: mapping.gvk.to_string(),
-                status: status_fn(&informer),
-            },
-        );
-        informer
-    }
-
-    fn list_watch_options(&self, settings: &KindSettings, namespaced: bool) -> ListWatchOptions {
-        ListWatchOptions {
-            namespace: self.inner.options.namespace.clone().filter(|_| namespaced),
-            label_selector: settings
-                .label_selector
-                .as_ref()
-                .map(|s| s.to_string())
-                .filter(|s| !s.is_empty()),
-            field_selector: settings
-                .field_selector
-                .as_ref()
-                .map(|s| s.to_string())
-                .filter(|s| !s.is_empty()),
-        }
-    }
-
     /// Adds a field index for `K` (controller-runtime's `IndexField`): `extract` returns the
     /// values of `field` for an object; `list` with `matching_fields([(field, v)])` then finds
     /// objects by value. Allowed before and after start.
@@ -412,7 +195,7 @@ impl Cache {
         field: &str,
         extract: impl Fn(&K) -> Vec<String> + Send + Sync + 'static,
     ) -> Result<(), Error> {
-        let informer = self.get_or_create::<K>();
+        let informer = self.inner.factory.informer::<K>();
         let name = reader::field_index_name(field);
         let index = reader::field_index_func::<K>(Arc::new(extract));
         informer
@@ -426,13 +209,15 @@ impl Cache {
             })
     }
 
+    /// Fails unless a read of `gvk` may be answered: the cache is started, and (with
+    /// `reader_fail_on_missing_informer`) the kind already has an informer (`has_informer`).
     fn check_readable(
         &self,
-        key: InformerKey,
+        has_informer: bool,
         gvk: &GroupVersionKind,
         verb: &str,
     ) -> Result<(), Error> {
-        if self.inner.options.reader_fail_on_missing_informer && !self.has_informer(&key) {
+        if self.inner.options.reader_fail_on_missing_informer && !has_informer {
             return Err(Error::CacheUnsupported {
                 action: format!("{verb} {gvk} from the cache"),
                 problem: "the kind is not cached and the cache may not start informers on reads"
@@ -454,7 +239,11 @@ impl Cache {
     /// [`Cache::wait_for_cache_sync`] before the first read.
     pub async fn get<K: Object>(&self, key: &ObjectKey) -> Result<K, Error> {
         let endpoint = Endpoint::of::<K>();
-        self.check_readable(Self::typed_key::<K>(), &endpoint.gvk, "getting")?;
+        self.check_readable(
+            self.inner.factory.has_informer::<K>(),
+            &endpoint.gvk,
+            "getting",
+        )?;
         let informer = self.informer_for::<K>().await?;
         let kind = KindRef {
             kind: &endpoint.gvk.kind,
@@ -467,7 +256,11 @@ impl Cache {
     /// field indexes, and limit (`continue` is not supported).
     pub async fn list<K: Object>(&self, opts: &ListOptions) -> Result<ObjectList<K>, Error> {
         let endpoint = Endpoint::of::<K>();
-        self.check_readable(Self::typed_key::<K>(), &endpoint.gvk, "listing")?;
+        self.check_readable(
+            self.inner.factory.has_informer::<K>(),
+            &endpoint.gvk,
+            "listing",
+        )?;
         let informer = self.informer_for::<K>().await?;
         let kind = KindRef {
             kind: &endpoint.gvk.kind,
@@ -481,7 +274,13 @@ impl Cache {
         mapping: &RestMapping,
         key: &ObjectKey,
     ) -> Result<DynamicObject, Error> {
-        self.check_readable(Self::dynamic_key(mapping), &mapping.gvk, "getting")?;
+        self.check_readable(
+            self.inner
+                .factory
+                .has_dynamic_informer(&mapping.api_resource()),
+            &mapping.gvk,
+            "getting",
+        )?;
         let informer = self.dynamic_informer_for(mapping).await?;
         let kind = KindRef {
             kind: &mapping.gvk.kind,
@@ -495,7 +294,13 @@ impl Cache {
         mapping: &RestMapping,
         opts: &ListOptions,
     ) -> Result<ObjectList<DynamicObject>, Error> {
-        self.check_readable(Self::dynamic_key(mapping), &mapping.gvk, "listing")?;
+        self.check_readable(
+            self.inner
+                .factory
+                .has_dynamic_informer(&mapping.api_resource()),
+            &mapping.gvk,
+            "listing",
+        )?;
         let informer = self.dynamic_informer_for(mapping).await?;
         let kind = KindRef {
             kind: &mapping.gvk.kind,
@@ -503,53 +308,4 @@ impl Cache {
         };
         reader::list(&informer.indexer(), kind, opts)
     }
-}
-
-impl HasSynced for Inner {
-    fn has_synced(&self) -> bool {
-        self.informers
-            .lock()
-            .values()
-            .filter(|e| e.running)
-            .all(|e| e.synced.has_synced())
-    }
-
-    /// Awaits each running informer's sync signal (no polling); checks again afterwards in
-    /// case more informers were started meanwhile.
-    fn wait_synced(&self) -> futures::future::BoxFuture<'_, ()> {
-        Box::pin(async move {
-            loop {
-                let running: Vec<Arc<dyn HasSynced>> = self
-                    .informers
-                    .lock()
-                    .values()
-                    .filter(|e| e.running)
-                    .map(|e| e.synced.clone())
-                    .collect();
-                futures::future::join_all(running.iter().map(|s| s.wait_synced())).await;
-                if self.has_synced() {
-                    return;
-                }
-            }
-        })
-    }
-}
-
-fn informer_options<K>(settings: &KindSettings) -> InformerOptions {
-    let mut options = InformerOptions {
-        resync_period: settings.sync_period,
-        ..Default::default()
-    };
-    options.reflector.name = std::any::type_name::<K>().to_string();
-    options
-}
-
-fn run_fn<K>(informer: Arc<SharedIndexInformer<K>>) -> RunFn
-where
-    K: kube_client::Resource + Send + Sync + 'static,
-{
-    Arc::new(move |stop: CancellationToken| {
-        let informer = informer.clone();
-        tokio::spawn(async move { informer.run(stop).await })
-    })
 }

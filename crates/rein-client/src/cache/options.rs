@@ -7,13 +7,15 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use kube_client::core::ObjectMeta;
+use rein_informer::{InformerSpec, MetaTransform};
 use rein_scheme::{GroupVersionKind, fields, labels};
 
 use crate::Object;
 
 /// A function applied to every object's metadata before it is stored (e.g. dropping
 /// `managedFields`). It sees metadata only so it works for every kind without re-encoding.
-pub type Transform = Arc<dyn Fn(&mut ObjectMeta) + Send + Sync>;
+/// The informer factory's [`MetaTransform`].
+pub type Transform = MetaTransform;
 
 /// Per-kind overrides of the cache's defaults (controller-runtime's `ByObject`).
 #[derive(Clone, Default)]
@@ -121,30 +123,30 @@ impl CacheOptions {
         self
     }
 
-    pub(crate) fn for_kind(&self, gvk: &GroupVersionKind) -> KindSettings {
-        let by = self.by_object.get(gvk);
-        KindSettings {
-            label_selector: by
-                .and_then(|b| b.label_selector.clone())
-                .or_else(|| self.default_label_selector.clone()),
-            field_selector: by
-                .and_then(|b| b.field_selector.clone())
-                .or_else(|| self.default_field_selector.clone()),
-            transform: by
-                .and_then(|b| b.transform.clone())
-                .or_else(|| self.default_transform.clone()),
-            sync_period: by.and_then(|b| b.sync_period).unwrap_or(self.sync_period),
+    /// The settings every informer starts from: namespace, default selectors, transform and
+    /// resync period.
+    pub(crate) fn default_spec(&self) -> InformerSpec {
+        InformerSpec {
+            namespace: self.namespace.clone(),
+            label_selector: self.default_label_selector.as_ref().map(|s| s.to_string()),
+            field_selector: self.default_field_selector.as_ref().map(|s| s.to_string()),
+            transform: self.default_transform.clone(),
+            resync_period: Some(self.sync_period),
         }
     }
 }
 
-/// The effective settings for one kind after applying overrides.
-#[derive(Clone)]
-pub(crate) struct KindSettings {
-    pub(crate) label_selector: Option<labels::Selector>,
-    pub(crate) field_selector: Option<fields::Selector>,
-    pub(crate) transform: Option<Transform>,
-    pub(crate) sync_period: Duration,
+impl ByObject {
+    /// This override as the factory's per-kind spec (unset fields fall back to the defaults).
+    pub(crate) fn spec(&self) -> InformerSpec {
+        InformerSpec {
+            namespace: None,
+            label_selector: self.label_selector.as_ref().map(|s| s.to_string()),
+            field_selector: self.field_selector.as_ref().map(|s| s.to_string()),
+            transform: self.transform.clone(),
+            resync_period: self.sync_period,
+        }
+    }
 }
 
 /// The transform controller-runtime recommends: drop `metadata.managedFields`.

@@ -368,3 +368,47 @@ async fn the_default_transform_drops_managed_fields() {
     assert_eq!(cached.data.unwrap()["a"], "1");
     assert!(cached.metadata.managed_fields.is_none());
 }
+
+/// Kinds with per-kind settings and kinds on the defaults live in the same registry: one
+/// `start` runs them, `informer_statuses` lists them all, and when `start` returns every one
+/// of them has stopped.
+#[tokio::test]
+async fn per_kind_and_default_informers_share_one_start_and_stop() {
+    let env = TestEnv::start().await.unwrap();
+    let options = CacheOptions::default().by_object::<ConfigMap>(ByObject {
+        label_selector: Some("cached=yes".parse().unwrap()),
+        ..Default::default()
+    });
+    let cache = Cache::new(env.client(), options);
+    let config_maps = cache.informer_for::<ConfigMap>().await.unwrap();
+    let pods = cache.informer_for::<Pod>().await.unwrap();
+    let stop = CancellationToken::new();
+    let task = tokio::spawn({
+        let (cache, stop) = (cache.clone(), stop.clone());
+        async move { cache.start(stop).await }
+    });
+    assert!(cache.wait_for_cache_sync().await);
+    assert!(config_maps.has_synced() && pods.has_synced());
+    let secrets = cache.informer_for::<Secret>().await.unwrap();
+    let kinds: Vec<String> = cache
+        .informer_statuses()
+        .into_iter()
+        .map(|(kind, status)| {
+            assert!(status.started && status.synced, "{kind}: {status}");
+            kind
+        })
+        .collect();
+    assert_eq!(
+        kinds,
+        ["v1, Kind=ConfigMap", "v1, Kind=Pod", "v1, Kind=Secret"]
+    );
+    stop.cancel();
+    task.await.unwrap().unwrap();
+    for stopped in [
+        config_maps.is_stopped(),
+        pods.is_stopped(),
+        secrets.is_stopped(),
+    ] {
+        assert!(stopped);
+    }
+}

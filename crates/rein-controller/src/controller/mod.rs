@@ -84,7 +84,7 @@ impl Controller {
         let queue = RequestQueue::for_controller(
             name,
             options.rate_limiter.clone(),
-            Arc::new(WorkqueueMetrics::new(name)),
+            Arc::new(WorkqueueMetrics::for_controller(name)),
         );
         let inner = Arc::new(Inner {
             name: Arc::from(name),

@@ -3,20 +3,21 @@
 //!
 //! `controller_runtime_reconcile_total{controller,result}`, `…_reconcile_errors_total`,
 //! `…_terminal_reconcile_errors_total`, `…_reconcile_panics_total`, `…_reconcile_timeouts_total`,
-//! `…_reconcile_time_seconds`, `…_max_concurrent_reconciles`, `…_active_workers`, and the
-//! `workqueue_*` family labelled `{name, controller}`.
+//! `…_reconcile_time_seconds`, `…_max_concurrent_reconciles`, `…_active_workers`, and (from
+//! [`WorkqueueMetrics`], the one work-queue metrics provider) the `workqueue_*` family labelled
+//! `{name, controller}`.
+
+mod workqueue;
 
 use std::sync::OnceLock;
-use std::sync::atomic::AtomicU64;
 
 use prometheus_client::encoding::EncodeLabelSet;
 use prometheus_client::metrics::counter::Counter;
 use prometheus_client::metrics::family::Family;
 use prometheus_client::metrics::gauge::Gauge;
-use prometheus_client::metrics::histogram::{Histogram, exponential_buckets};
-use rein_workqueue::{
-    CounterMetric, GaugeMetric, HistogramMetric, MetricsProvider, SettableGaugeMetric,
-};
+use prometheus_client::metrics::histogram::Histogram;
+
+pub use workqueue::WorkqueueMetrics;
 
 /// controller-runtime's `reconcile_time_seconds` buckets.
 const RECONCILE_BUCKETS: [f64; 40] = [
@@ -36,21 +37,8 @@ struct ResultLabels {
     result: String,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, Hash, EncodeLabelSet)]
-struct QueueLabels {
-    name: String,
-    controller: String,
-}
-
-type FloatGauge = Gauge<f64, AtomicU64>;
-
 fn reconcile_histogram() -> Histogram {
     Histogram::new(RECONCILE_BUCKETS)
-}
-
-fn queue_histogram() -> Histogram {
-    // client-go: 10^-8 .. 10^1 seconds.
-    Histogram::new(exponential_buckets(1e-8, 10.0, 10))
 }
 
 struct Families {
@@ -62,13 +50,6 @@ struct Families {
     time: Family<ControllerLabel, Histogram, fn() -> Histogram>,
     max_concurrent: Family<ControllerLabel, Gauge>,
     active_workers: Family<ControllerLabel, Gauge>,
-    depth: Family<QueueLabels, Gauge>,
-    adds: Family<QueueLabels, Counter>,
-    retries: Family<QueueLabels, Counter>,
-    queue_duration: Family<QueueLabels, Histogram, fn() -> Histogram>,
-    work_duration: Family<QueueLabels, Histogram, fn() -> Histogram>,
-    unfinished_work: Family<QueueLabels, FloatGauge>,
-    longest_running: Family<QueueLabels, FloatGauge>,
 }
 
 fn families() -> &'static Families {
@@ -83,13 +64,6 @@ fn families() -> &'static Families {
             time: Family::new_with_constructor(reconcile_histogram),
             max_concurrent: Family::default(),
             active_workers: Family::default(),
-            depth: Family::default(),
-            adds: Family::default(),
-            retries: Family::default(),
-            queue_duration: Family::new_with_constructor(queue_histogram),
-            work_duration: Family::new_with_constructor(queue_histogram),
-            unfinished_work: Family::default(),
-            longest_running: Family::default(),
         };
         let mut r = rein_client::metrics::registry().lock();
         r.register(
@@ -131,41 +105,6 @@ fn families() -> &'static Families {
             "controller_runtime_active_workers",
             "Number of currently used workers per controller",
             f.active_workers.clone(),
-        );
-        r.register(
-            "workqueue_depth",
-            "Current depth of workqueue",
-            f.depth.clone(),
-        );
-        r.register(
-            "workqueue_adds",
-            "Total number of adds handled by workqueue",
-            f.adds.clone(),
-        );
-        r.register(
-            "workqueue_retries",
-            "Total number of retries handled by workqueue",
-            f.retries.clone(),
-        );
-        r.register(
-            "workqueue_queue_duration_seconds",
-            "How long in seconds an item stays in workqueue before being requested",
-            f.queue_duration.clone(),
-        );
-        r.register(
-            "workqueue_work_duration_seconds",
-            "How long in seconds processing an item from workqueue takes",
-            f.work_duration.clone(),
-        );
-        r.register(
-            "workqueue_unfinished_work_seconds",
-            "How many seconds of work has been done that is in progress and hasn't been observed by work_duration",
-            f.unfinished_work.clone(),
-        );
-        r.register(
-            "workqueue_longest_running_processor_seconds",
-            "How many seconds has the longest running processor for workqueue been running",
-            f.longest_running.clone(),
         );
         drop(r);
         f
@@ -216,112 +155,5 @@ impl ControllerMetrics {
             max_concurrent: f.max_concurrent.get_or_create(&label).clone(),
             active_workers: f.active_workers.get_or_create(&label).clone(),
         }
-    }
-}
-
-/// A rein-workqueue metrics provider writing the `workqueue_*` family labelled
-/// `{name, controller}` for one controller's queue.
-#[derive(Debug, Clone)]
-pub(crate) struct WorkqueueMetrics {
-    controller: String,
-}
-
-impl WorkqueueMetrics {
-    pub(crate) fn new(controller: &str) -> Self {
-        WorkqueueMetrics {
-            controller: controller.to_owned(),
-        }
-    }
-
-    fn label(&self, name: &str) -> QueueLabels {
-        QueueLabels {
-            name: name.to_owned(),
-            controller: self.controller.clone(),
-        }
-    }
-}
-
-struct GaugeAdapter(Gauge);
-struct CounterAdapter(Counter);
-struct HistogramAdapter(Histogram);
-struct FloatGaugeAdapter(FloatGauge);
-
-impl GaugeMetric for GaugeAdapter {
-    fn inc(&self) {
-        self.0.inc();
-    }
-    fn dec(&self) {
-        self.0.dec();
-    }
-}
-
-impl CounterMetric for CounterAdapter {
-    fn inc(&self) {
-        self.0.inc();
-    }
-}
-
-impl HistogramMetric for HistogramAdapter {
-    fn observe(&self, value: f64) {
-        self.0.observe(value);
-    }
-}
-
-impl SettableGaugeMetric for FloatGaugeAdapter {
-    fn set(&self, value: f64) {
-        self.0.set(value);
-    }
-}
-
-impl MetricsProvider for WorkqueueMetrics {
-    fn new_depth_metric(&self, name: &str) -> Box<dyn GaugeMetric> {
-        Box::new(GaugeAdapter(
-            families().depth.get_or_create(&self.label(name)).clone(),
-        ))
-    }
-    fn new_adds_metric(&self, name: &str) -> Box<dyn CounterMetric> {
-        Box::new(CounterAdapter(
-            families().adds.get_or_create(&self.label(name)).clone(),
-        ))
-    }
-    fn new_latency_metric(&self, name: &str) -> Box<dyn HistogramMetric> {
-        Box::new(HistogramAdapter(
-            families()
-                .queue_duration
-                .get_or_create(&self.label(name))
-                .clone(),
-        ))
-    }
-    fn new_work_duration_metric(&self, name: &str) -> Box<dyn HistogramMetric> {
-        Box::new(HistogramAdapter(
-            families()
-                .work_duration
-                .get_or_create(&self.label(name))
-                .clone(),
-        ))
-    }
-    fn new_unfinished_work_seconds_metric(&self, name: &str) -> Box<dyn SettableGaugeMetric> {
-        Box::new(FloatGaugeAdapter(
-            families()
-                .unfinished_work
-                .get_or_create(&self.label(name))
-                .clone(),
-        ))
-    }
-    fn new_longest_running_processor_seconds_metric(
-        &self,
-        name: &str,
-    ) -> Box<dyn SettableGaugeMetric> {
-        Box::new(FloatGaugeAdapter(
-            families()
-                .longest_running
-                .get_or_create(&self.label(name))
-                .clone(),
-        ))
-    }
-    fn new_retries_metric(&self, name: &str) -> Box<dyn CounterMetric> {
-        Box::new(CounterAdapter(
-            families().retries.get_or_create(&self.label(name)).clone(),
-        ))
     }
 }

@@ -7,11 +7,14 @@ use std::time::Duration;
 
 use crate::support::*;
 use k8s_openapi::api::core::v1::ConfigMap;
+use k8s_openapi::api::core::v1::Secret;
 use kube_client::api::Api;
+use kube_client::core::{ApiResource, ObjectMeta};
 use rein_informer::{
-    ApiListerWatcher, IndexFunc, Indexers, ListWatchOptions, QueueKind, SharedIndexInformer,
-    SharedInformerFactory, meta_namespace_key,
+    ApiListerWatcher, IndexFunc, Indexers, InformerSpec, ListWatchOptions, MetaTransform,
+    QueueKind, SharedIndexInformer, SharedInformerFactory, meta_namespace_key,
 };
+use rein_scheme::GroupVersionKind;
 use rein_scheme::labels::Selector;
 use rein_testenv::{Fault, TestEnv};
 use tokio_util::sync::CancellationToken;
@@ -458,6 +461,98 @@ async fn factory_shares_informers_and_listers() {
     assert!(lister.namespaced("kube-system").list(&sel).is_empty());
     stop.cancel();
     factory.shutdown().await;
+}
+
+/// Per-kind settings live in one spec: the typed and the dynamic informer of a kind both take
+/// its selector and transform over the defaults, other kinds keep the defaults, and every
+/// informer (typed or dynamic, created before or after `start`) runs from `start` and stops
+/// with one `shutdown`.
+#[tokio::test]
+async fn factory_builds_every_informer_from_its_kind_spec() {
+    let env = TestEnv::start().await.expect("testenv");
+    let api: Api<ConfigMap> = Api::namespaced(env.client(), "default");
+    create(&api, "labelled").await;
+    let mut plain = configmap("plain", "0");
+    plain.metadata.labels = None;
+    api.create(&Default::default(), &plain)
+        .await
+        .expect("create");
+    let secrets: Api<Secret> = Api::namespaced(env.client(), "default");
+    secrets
+        .create(
+            &Default::default(),
+            &Secret {
+                metadata: ObjectMeta {
+                    name: Some("s".into()),
+                    ..Default::default()
+                },
+                ..Default::default()
+            },
+        )
+        .await
+        .expect("create secret");
+
+    let mark: MetaTransform = Arc::new(|meta: &mut ObjectMeta| {
+        meta.annotations = Some([("seen".to_string(), "yes".to_string())].into());
+    });
+    let factory = SharedInformerFactory::new(env.client(), Duration::ZERO)
+        .with_default_spec(InformerSpec {
+            namespace: Some("default".into()),
+            ..Default::default()
+        })
+        .with_spec(
+            GroupVersionKind::new("", "v1", "ConfigMap"),
+            InformerSpec {
+                label_selector: Some("app=demo".into()),
+                transform: Some(mark),
+                ..Default::default()
+            },
+        );
+    let typed = factory.informer::<ConfigMap>();
+    let stop = CancellationToken::new();
+    factory.start(stop.clone());
+    // Created after the first start: runs from the next one, like the typed informers.
+    let resource = ApiResource::erase::<ConfigMap>(&());
+    let dynamic = factory.dynamic_informer(&resource, true);
+    let other = factory.informer::<Secret>();
+    assert!(factory.has_informer::<ConfigMap>() && factory.has_dynamic_informer(&resource));
+    factory.start(stop.clone());
+    assert!(factory.wait_for_cache_sync(&stop).await);
+
+    for keys in [typed.indexer().list_keys(), dynamic.indexer().list_keys()] {
+        assert_eq!(keys, vec!["default/labelled".to_string()]);
+    }
+    let seen = typed
+        .indexer()
+        .get_by_key("default/labelled")
+        .expect("cached");
+    assert_eq!(
+        seen.metadata
+            .annotations
+            .as_ref()
+            .and_then(|a| a.get("seen")),
+        Some(&"yes".to_string())
+    );
+    let secret = other.indexer().get_by_key("default/s").expect("cached");
+    assert!(
+        secret.metadata.annotations.is_none(),
+        "the defaults have no transform"
+    );
+
+    let statuses = factory.informer_statuses();
+    let kinds: Vec<String> = statuses.iter().map(|(k, _)| k.to_string()).collect();
+    assert_eq!(
+        kinds,
+        [
+            "v1, Kind=ConfigMap",
+            "v1, Kind=ConfigMap",
+            "v1, Kind=Secret"
+        ]
+    );
+    assert!(statuses.iter().all(|(_, s)| s.synced && !s.stopped));
+    stop.cancel();
+    factory.shutdown().await;
+    assert!(factory.informer_statuses().iter().all(|(_, s)| s.stopped));
 }
 
 /// `wait_for_cache_sync` returns once the informer and a handler registration have synced

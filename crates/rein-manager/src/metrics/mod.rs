@@ -7,18 +7,19 @@
 //! ([`rein_webhook::metrics_registry()`]), then any registries the user adds. It binds to
 //! loopback by default and is a rein-controller `Runnable` that does not need leader election.
 //!
-//! [`WorkqueueMetrics`] implements [`rein_workqueue::MetricsProvider`] with client-go's
-//! `workqueue_*` names for queues used outside controllers (controllers' own queues already
-//! report under these names, labelled with the controller, in the process-wide registry).
+//! [`WorkqueueMetrics`] (rein-controller's, re-exported here) implements
+//! [`rein_workqueue::MetricsProvider`] with client-go's `workqueue_*` names for queues used
+//! outside controllers, in a registry of its own to serve here (controllers' own queues report
+//! under these names, labelled with the controller, in the process-wide registry).
 
 mod encode;
 mod error;
 mod server;
 #[cfg(test)]
 mod tests;
-mod workqueue;
 
 pub use encode::{SharedRegistry, encode};
 pub use error::Error;
+#[doc(inline)]
+pub use rein_controller::WorkqueueMetrics;
 pub use server::{DEBUG_QUEUES_PATH, MetricsServer, MetricsServerOptions};
-pub use workqueue::WorkqueueMetrics;

@@ -172,24 +172,15 @@ impl<T: Item> PriorityQueue<T> {
     /// shut-down.
     pub fn add_with_opts(&self, options: AddOptions, item: T) {
         let shared = &*self.shared;
-        let mut after = options.after.unwrap_or(Duration::ZERO);
-        if options.rate_limited {
-            let limited = shared.limiter.when(&item);
-            if after.is_zero() || limited < after {
-                after = limited;
-            }
-        }
+        let ready_in = self.ready_in(&options, &item);
         let priority = options.priority.unwrap_or(0);
         let now = Instant::now();
-        let ready_at = (!after.is_zero()).then(|| add_saturating(now, after));
+        let ready_at = (!ready_in.is_zero()).then(|| add_saturating(now, ready_in));
         let item = Hashed {
             hash: shared.hasher.hash_one(&item),
             item,
         };
-
-        let mut wake_getter = false;
-        let mut wake_timer = false;
-        {
+        let wake = {
             let mut state = lock(&shared.state);
             if state.shutting_down {
                 return;
@@ -199,119 +190,88 @@ impl<T: Item> PriorityQueue<T> {
             {
                 metrics.retried();
             }
-            let state = &mut *state;
-            if !state.items.contains_key(&item) {
-                let entry = Entry {
-                    locked: false,
-                    handed_out: None,
-                    queued: None,
-                    times: ItemTimes::default(),
-                };
-                state.items.insert(item.clone(), entry);
-            }
-            let Some(entry) = state.items.get_mut(&item) else {
-                return;
-            };
-            match entry.queued {
-                None => {
-                    state.sequence += 1;
-                    let queued = Queued {
-                        priority,
-                        sequence: state.sequence,
-                        ready_at,
-                    };
-                    entry.queued = Some(queued);
-                    match ready_at {
-                        Some(at) => {
-                            wake_timer = state
-                                .waiting
-                                .first_key_value()
-                                .is_none_or(|(k, _)| at < k.0);
-                            state.waiting.insert((at, queued.sequence), item);
-                        }
-                        None => {
-                            if let Some(metrics) = &shared.metrics {
-                                metrics.added(&mut entry.times, now, priority);
-                            }
-                            if entry.locked {
-                                state.parked += 1;
-                            } else {
-                                state
-                                    .ready
-                                    .insert((Reverse(priority), queued.sequence), item);
-                                wake_getter = true;
-                            }
-                        }
-                    }
-                }
-                Some(old) => {
-                    let new_priority = old.priority.max(priority);
-                    let new_ready_at = match (old.ready_at, ready_at) {
-                        (None, _) => None,
-                        (Some(_), None) => None,
-                        (Some(a), Some(b)) => Some(a.min(b)),
-                    };
-                    if new_priority == old.priority && new_ready_at == old.ready_at {
-                        return;
-                    }
-                    // Take the item out of where it is.
-                    let taken = match old.ready_at {
-                        Some(at) => state.waiting.remove(&(at, old.sequence)),
-                        None if entry.locked => {
-                            state.parked -= 1;
-                            Some(item)
-                        }
-                        None => state.ready.remove(&(Reverse(old.priority), old.sequence)),
-                    };
-                    let Some(item) = taken else { return };
-                    // Priority raised, or just became ready: go to the end of the class.
-                    let became_ready = old.ready_at.is_some() && new_ready_at.is_none();
-                    let sequence = if new_priority > old.priority || became_ready {
-                        state.sequence += 1;
-                        state.sequence
-                    } else {
-                        old.sequence
-                    };
-                    let queued = Queued {
-                        priority: new_priority,
-                        sequence,
-                        ready_at: new_ready_at,
-                    };
-                    entry.queued = Some(queued);
-                    if let Some(metrics) = &shared.metrics {
-                        if became_ready {
-                            metrics.added(&mut entry.times, now, new_priority);
-                        } else if new_ready_at.is_none() {
-                            metrics.moved(old.priority, new_priority);
-                        }
-                    }
-                    match new_ready_at {
-                        Some(at) => {
-                            wake_timer = state
-                                .waiting
-                                .first_key_value()
-                                .is_none_or(|(k, _)| at < k.0);
-                            state.waiting.insert((at, sequence), item);
-                        }
-                        None if entry.locked => state.parked += 1,
-                        None => {
-                            state.ready.insert((Reverse(new_priority), sequence), item);
-                            wake_getter = true;
-                        }
-                    }
-                }
-            }
-            if wake_timer && !state.driver_started {
+            let mut wake = self.queue_locked(&mut state, item, priority, ready_at, now);
+            if wake.timer && !state.driver_started {
                 state.driver_started =
                     spawn_driver(Arc::downgrade(&self.shared), shared.timer.clone());
-                wake_timer = false;
+                wake.timer = false;
             }
-        }
-        if wake_timer {
+            wake
+        };
+        if wake.timer {
             shared.timer.wake();
         }
-        if wake_getter {
+        if wake.getter {
             shared.wake_one_getter();
+        }
+    }
+
+    /// How long `item` waits before it is ready: the requested delay, or the rate limiter's if
+    /// that is sooner (or the only one).
+    fn ready_in(&self, options: &AddOptions, item: &T) -> Duration {
+        let after = options.after.unwrap_or(Duration::ZERO);
+        if !options.rate_limited {
+            return after;
+        }
+        let limited = self.shared.limiter.when(item);
+        if after.is_zero() || limited < after {
+            limited
+        } else {
+            after
+        }
+    }
+
+    /// Queues `item` anew, or moves it if this add raises its priority or makes it ready
+    /// sooner (never both ways: a queued item stays queued once).
+    fn queue_locked(
+        &self,
+        state: &mut State<T>,
+        item: Hashed<T>,
+        priority: i32,
+        ready_at: Option<Instant>,
+        now: Instant,
+    ) -> Wake {
+        let metrics = self.shared.metrics.as_ref();
+        if !state.items.contains_key(&item) {
+            state.items.insert(item.clone(), Entry::idle());
+        }
+        let Some(entry) = state.items.get_mut(&item) else {
+            return Wake::default();
+        };
+        let locked = entry.locked;
+        match entry.queued {
+            None => {
+                state.sequence += 1;
+                let queued = Queued {
+                    priority,
+                    sequence: state.sequence,
+                    ready_at,
+                };
+                entry.queued = Some(queued);
+                if ready_at.is_none()
+                    && let Some(metrics) = metrics
+                {
+                    metrics.added(&mut entry.times, now, priority);
+                }
+                state.place(item, queued, locked)
+            }
+            Some(old) => {
+                let Some(queued) = old.merged(priority, ready_at, &mut state.sequence) else {
+                    return Wake::default();
+                };
+                entry.queued = Some(queued);
+                if let Some(metrics) = metrics {
+                    if old.ready_at.is_some() && queued.ready_at.is_none() {
+                        metrics.added(&mut entry.times, now, queued.priority);
+                    } else if queued.ready_at.is_none() {
+                        metrics.moved(old.priority, queued.priority);
+                    }
+                }
+                match state.take_out(item, old, locked) {
+                    Some(item) => state.place(item, queued, locked),
+                    None => Wake::default(),
+                }
+            }
         }
     }
 
@@ -542,6 +502,99 @@ impl<T: Item> PriorityQueue<T> {
     /// The queue's metrics name ("" if unnamed).
     pub fn name(&self) -> &str {
         &self.shared.name
+    }
+}
+
+/// Whom an add must wake once the lock is released.
+#[derive(Debug, Default)]
+struct Wake {
+    /// An item became ready: wake one waiting `get`.
+    getter: bool,
+    /// An item now waits with the earliest ready time: wake the timer driver.
+    timer: bool,
+}
+
+impl Entry {
+    /// An item the queue has just learnt of: neither queued nor handed out.
+    fn idle() -> Self {
+        Entry {
+            locked: false,
+            handed_out: None,
+            queued: None,
+            times: ItemTimes::default(),
+        }
+    }
+}
+
+impl Queued {
+    /// Where an item queued at `self` goes when added again at `priority`, ready at `ready_at`:
+    /// the higher priority and the earlier ready time, at the end of its priority class if the
+    /// priority rose or it just became ready; `None` if nothing changes.
+    fn merged(self, priority: i32, ready_at: Option<Instant>, sequence: &mut u64) -> Option<Self> {
+        let new_priority = self.priority.max(priority);
+        let new_ready_at = match (self.ready_at, ready_at) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            _ => None,
+        };
+        if new_priority == self.priority && new_ready_at == self.ready_at {
+            return None;
+        }
+        let became_ready = self.ready_at.is_some() && new_ready_at.is_none();
+        let sequence = if new_priority > self.priority || became_ready {
+            *sequence += 1;
+            *sequence
+        } else {
+            self.sequence
+        };
+        Some(Queued {
+            priority: new_priority,
+            sequence,
+            ready_at: new_ready_at,
+        })
+    }
+}
+
+impl<T: Item> State<T> {
+    /// Puts `item` where `queued` says: waiting for its time, parked while it is in flight
+    /// (`locked`), or ready.
+    fn place(&mut self, item: Hashed<T>, queued: Queued, locked: bool) -> Wake {
+        match queued.ready_at {
+            Some(at) => {
+                let earliest = self.waiting.first_key_value().is_none_or(|(k, _)| at < k.0);
+                self.waiting.insert((at, queued.sequence), item);
+                Wake {
+                    getter: false,
+                    timer: earliest,
+                }
+            }
+            None if locked => {
+                self.parked += 1;
+                Wake::default()
+            }
+            None => {
+                self.ready
+                    .insert((Reverse(queued.priority), queued.sequence), item);
+                Wake {
+                    getter: true,
+                    timer: false,
+                }
+            }
+        }
+    }
+
+    /// Takes an item out of the place `queued` put it (see [`State::place`]); a parked item is
+    /// only counted there, so `item` itself comes back.
+    fn take_out(&mut self, item: Hashed<T>, queued: Queued, locked: bool) -> Option<Hashed<T>> {
+        match queued.ready_at {
+            Some(at) => self.waiting.remove(&(at, queued.sequence)),
+            None if locked => {
+                self.parked -= 1;
+                Some(item)
+            }
+            None => self
+                .ready
+                .remove(&(Reverse(queued.priority), queued.sequence)),
+        }
     }
 }
 

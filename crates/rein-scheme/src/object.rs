@@ -1,13 +1,15 @@
-//! The `Object` bound: what a typed client call accepts.
+//! The `Object` bound: a Kubernetes type known at compile time, as typed clients, informers and
+//! controllers accept it.
 
 use std::fmt::Debug;
 
-use kube_client::Resource;
+use kube_core::Resource;
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 
-/// A Kubernetes object type the typed client can read and write: any k8s-openapi type, or a
-/// custom resource type with static type information (`DynamicType = ()`).
+/// A Kubernetes object type with static type information (`DynamicType = ()`): any
+/// k8s-openapi type, or a custom resource type. The one bound the typed client, the informer
+/// factory and the controller builder share.
 ///
 /// Implemented automatically; never implement it by hand.
 pub trait Object:
