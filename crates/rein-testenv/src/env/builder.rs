@@ -43,6 +43,7 @@ pub struct TestEnvBuilder {
     listen: SocketAddr,
     bookmark_interval: Duration,
     too_large_rv_wait: Duration,
+    webhook_services: crate::admission::Services,
 }
 
 impl Default for TestEnvBuilder {
@@ -55,6 +56,7 @@ impl Default for TestEnvBuilder {
             listen: SocketAddr::from(([127, 0, 0, 1], 0)),
             bookmark_interval: Duration::from_secs(1),
             too_large_rv_wait: DEFAULT_TOO_LARGE_RV_WAIT,
+            webhook_services: crate::admission::Services::default(),
         }
     }
 }
@@ -98,6 +100,35 @@ impl TestEnvBuilder {
     /// paused clock does not shorten it: set a short wait to see the error quickly.
     pub fn too_large_rv_wait(mut self, wait: Duration) -> TestEnvBuilder {
         self.too_large_rv_wait = wait;
+        self
+    }
+
+    /// Maps the in-cluster service `namespace/name` on `port` to `addr`: an admission webhook
+    /// whose configuration names the service in `clientConfig.service` (with that port, 443
+    /// when the configuration gives none) is called at `addr`, with its certificate verified
+    /// for `<name>.<namespace>.svc`, as kube-apiserver would reach it in a cluster. Call once
+    /// per service.
+    ///
+    /// ```
+    /// # async fn demo() -> Result<(), rein_testenv::Error> {
+    /// use rein_testenv::TestEnv;
+    ///
+    /// let webhook: std::net::SocketAddr = "127.0.0.1:9443".parse().unwrap();
+    /// let env = TestEnv::builder()
+    ///     .webhook_service("system", "webhook-service", 443, webhook)
+    ///     .start()
+    ///     .await?;
+    /// # drop(env); Ok(()) }
+    /// # tokio::runtime::Runtime::new().unwrap().block_on(demo()).unwrap();
+    /// ```
+    pub fn webhook_service(
+        mut self,
+        namespace: &str,
+        name: &str,
+        port: u16,
+        addr: SocketAddr,
+    ) -> TestEnvBuilder {
+        self.webhook_services.insert(namespace, name, port, addr);
         self
     }
 
@@ -167,6 +198,7 @@ impl TestEnvBuilder {
             too_large_rv_wait: self.too_large_rv_wait,
             shutdown: CancellationToken::new(),
             server_address: addr.to_string(),
+            webhook_services: self.webhook_services.clone(),
         });
         seed_namespaces(&state);
 

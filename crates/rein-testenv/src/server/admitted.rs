@@ -1,0 +1,200 @@
+//! Writes through admission: a write that some webhook's rules match is first worked out as a
+//! dry run (the object as it would be stored), that object goes through the admission
+//! webhooks, and the admitted object is then written — so a denied write stores nothing and
+//! the stored object is the one the webhooks saw, mutations included.
+//!
+//! The final write carries the resourceVersion the webhooks saw, so a change by another
+//! client in between fails it with a conflict rather than storing an object no webhook saw.
+
+use std::sync::Arc;
+
+use bytes::Bytes;
+use serde_json::Value;
+
+use super::objects::{Answer, Ctx};
+use super::query::Query;
+use crate::admission::{self, Attributes, Operation};
+use crate::status::ApiError;
+
+/// A write on a resource path.
+#[derive(Debug, Clone, Copy)]
+pub(super) enum Write<'a> {
+    /// POST to the collection.
+    Create,
+    /// PUT to an object or its subresource.
+    Update(&'a str, Option<&'a str>),
+    /// PATCH of an object or its subresource.
+    Patch(&'a str, Option<&'a str>),
+    /// DELETE of an object.
+    Delete(&'a str),
+    /// DELETE of the collection.
+    DeleteCollection,
+}
+
+impl Ctx<'_> {
+    /// Runs `write`, through the admission webhooks when any could match it.
+    pub(super) async fn write(&self, write: Write<'_>) -> Result<Answer, ApiError> {
+        let (operation, name, sub) = match write {
+            Write::Create => (Operation::Create, "", None),
+            Write::Update(name, sub) | Write::Patch(name, sub) => (Operation::Update, name, sub),
+            Write::Delete(name) => (Operation::Delete, name, None),
+            Write::DeleteCollection => (Operation::Delete, "", None),
+        };
+        // A server-side apply of an object that does not exist creates it.
+        let operation = if matches!(write, Write::Patch(..)) && self.current(name).is_none() {
+            Operation::Create
+        } else {
+            operation
+        };
+        let probe = self.attributes(operation, name, sub, self.q.dry_run);
+        if !admission::wanted(&self.state.store, &probe) {
+            return self.run(write);
+        }
+        match write {
+            Write::Delete(name) => self.delete_admitted(name).await,
+            Write::DeleteCollection => self.delete_collection_admitted().await,
+            Write::Create | Write::Update(..) | Write::Patch(..) => {
+                self.upsert_admitted(write, name, sub).await
+            }
+        }
+    }
+
+    /// The write without admission.
+    fn run(&self, write: Write<'_>) -> Result<Answer, ApiError> {
+        match write {
+            Write::Create => self.create(),
+            Write::Update(name, sub) => self.update(name, sub),
+            Write::Patch(name, sub) => self.patch(name, sub),
+            Write::Delete(name) => self.delete(name),
+            Write::DeleteCollection => self.delete_collection(),
+        }
+    }
+
+    /// Create, update or patch: dry run, admission, then the admitted object written.
+    async fn upsert_admitted(
+        &self,
+        write: Write<'_>,
+        name: &str,
+        sub: Option<&str>,
+    ) -> Result<Answer, ApiError> {
+        let current = match write {
+            Write::Create => None,
+            _ => self.current(name),
+        };
+        let old = current.as_ref().map(|c| self.view(c, sub)).transpose()?;
+        let dry_q = Query {
+            dry_run: true,
+            dry_run_values: vec!["All".to_string()],
+            ..self.q.clone()
+        };
+        let dry = self.with(&dry_q, self.bytes, self.content_type, false);
+        let built = Arc::unwrap_or_clone(dry.run(write)?.body);
+        let operation = if current.is_some() {
+            Operation::Update
+        } else {
+            Operation::Create
+        };
+        let name = built
+            .pointer("/metadata/name")
+            .and_then(Value::as_str)
+            .unwrap_or(name)
+            .to_string();
+        let attrs = self.attributes(operation, &name, sub, self.q.dry_run);
+        let admitted = admission::admit(
+            &self.state.store,
+            &self.state.webhook_services,
+            &attrs,
+            old.as_ref(),
+            Some(built),
+        )
+        .await?;
+        let object = admitted.object.unwrap_or_default();
+        let bytes = Bytes::from(serde_json::to_vec(&object).unwrap_or_default());
+        let commit = self.with(self.q, &bytes, "application/json", true);
+        let mut answer = match operation {
+            Operation::Create => commit.create()?,
+            _ => commit.update(&name, sub)?,
+        };
+        answer.warnings.extend(admitted.warnings);
+        Ok(answer)
+    }
+
+    /// Delete: the stored object admitted, then deleted.
+    async fn delete_admitted(&self, name: &str) -> Result<Answer, ApiError> {
+        let Some(current) = self.current(name) else {
+            return self.delete(name);
+        };
+        let dry_run = self.delete_opts()?.dry_run;
+        let attrs = self.attributes(Operation::Delete, name, None, dry_run);
+        let old = self.view(&current, None)?;
+        let admitted = admission::admit(
+            &self.state.store,
+            &self.state.webhook_services,
+            &attrs,
+            Some(&old),
+            None,
+        )
+        .await?;
+        let mut answer = self.delete(name)?;
+        answer.warnings.extend(admitted.warnings);
+        Ok(answer)
+    }
+
+    /// Delete collection: each object it would delete admitted (the first refusal fails the
+    /// request), then the collection deleted.
+    async fn delete_collection_admitted(&self) -> Result<Answer, ApiError> {
+        let dry_run = self.delete_opts()?.dry_run;
+        let dry_q = Query {
+            dry_run: true,
+            dry_run_values: vec!["All".to_string()],
+            ..self.q.clone()
+        };
+        let victims = self
+            .with(&dry_q, self.bytes, self.content_type, false)
+            .delete_collection()?;
+        let mut warnings = Vec::new();
+        let items = victims
+            .body
+            .get("items")
+            .and_then(Value::as_array)
+            .cloned()
+            .unwrap_or_default();
+        for old in &items {
+            let name = old
+                .pointer("/metadata/name")
+                .and_then(Value::as_str)
+                .unwrap_or_default();
+            let attrs = self.attributes(Operation::Delete, name, None, dry_run);
+            let admitted = admission::admit(
+                &self.state.store,
+                &self.state.webhook_services,
+                &attrs,
+                Some(old),
+                None,
+            )
+            .await?;
+            warnings.extend(admitted.warnings);
+        }
+        let mut answer = self.delete_collection()?;
+        answer.warnings.extend(warnings);
+        Ok(answer)
+    }
+
+    fn attributes(
+        &self,
+        operation: Operation,
+        name: &str,
+        sub: Option<&str>,
+        dry_run: bool,
+    ) -> Attributes {
+        Attributes::new(
+            &self.path.def,
+            &self.path.version,
+            sub,
+            operation,
+            self.path.namespace.as_deref(),
+            name,
+            dry_run,
+        )
+    }
+}
