@@ -119,14 +119,7 @@ pub(super) fn verify(
             "expected webhook response of {expected}, Kind=AdmissionReview, got {got}"
         ));
     }
-    let patch = match response.get("patch").and_then(Value::as_str) {
-        Some(p) if !p.is_empty() => Some(
-            base64::engine::general_purpose::STANDARD
-                .decode(p)
-                .map_err(|e| format!("decoding response.patch: {e}"))?,
-        ),
-        _ => None,
-    };
+    let patch = patch_bytes(response.get("patch"))?.filter(|p| !p.is_empty());
     let patch_type = response
         .get("patchType")
         .and_then(Value::as_str)
@@ -155,4 +148,30 @@ pub(super) fn verify(
         patch_type: patch_type.filter(|_| mutating),
         warnings,
     })
+}
+
+/// `response.patch` as Go's JSON decoder reads a `[]byte`: a base64 string, or an array of
+/// byte values (as kube-rs's `AdmissionResponse` writes it).
+fn patch_bytes(patch: Option<&Value>) -> Result<Option<Vec<u8>>, String> {
+    match patch {
+        None | Some(Value::Null) => Ok(None),
+        Some(Value::String(text)) => base64::engine::general_purpose::STANDARD
+            .decode(text)
+            .map(Some)
+            .map_err(|e| format!("illegal base64 data in response.patch: {e}")),
+        Some(Value::Array(items)) => items
+            .iter()
+            .map(|b| {
+                b.as_u64()
+                    .and_then(|b| u8::try_from(b).ok())
+                    .ok_or_else(|| {
+                        format!("cannot unmarshal {b} into response.patch of type uint8")
+                    })
+            })
+            .collect::<Result<Vec<u8>, String>>()
+            .map(Some),
+        Some(other) => Err(format!(
+            "cannot unmarshal {other} into response.patch of type []uint8"
+        )),
+    }
 }
