@@ -3,6 +3,7 @@
 // smoke-expect: CRD widgets.demo.rein.dev established
 // smoke-expect: defaulted widget default/demo: replicas=1 image=nginx:1.27
 // smoke-expect: denied widget default/too-big: spec.replicas must be at most 10, got 100
+// smoke-expect: server rejected widget default/too-big: 422 Invalid
 // smoke-expect: widget default/demo status: Ready (1 replicas)
 // smoke-expect: custom_resource finished
 // smoke-timeout: 60
@@ -375,14 +376,6 @@ async fn reject_on_server(client: &Client, widget: &Widget) -> anyhow::Result<()
             Ok(())
         }
         Err(err) => Err(err.into()),
-        Ok(_) => {
-            // A server that does not enforce CRD schemas (rein-testenv before it learnt to)
-            // stores it; say so and clean up rather than fail.
-            println!("server accepted widget {key}: it does not enforce the CRD's CEL rules");
-            rein::client::ignore_not_found(
-                client.delete::<Widget>(&key, &Default::default()).await,
-            )?;
-            Ok(())
-        }
+        Ok(_) => anyhow::bail!("the server stored widget {key}, which breaks the CEL rule"),
     }
 }

@@ -151,19 +151,13 @@ where
 
 /// Creates `widget`, which breaks the CRD's schema, and checks the server refuses it with 422
 /// Invalid and `message`.
-// TODO(i15-schema): until rein-testenv enforces CRD schemas and CEL rules the server stores
-// the object; this reports that instead of failing. Make it strict once that lands.
 async fn expect_invalid(client: &Client, widget: &Widget, message: &str) {
-    match client.create(widget, &PostParams::default()).await {
-        Err(err) => {
-            assert!(err.is_invalid(), "{err:?}");
-            assert!(format!("{err:?}").contains(message), "{err:?}");
-        }
-        Ok(stored) => eprintln!(
-            "NOTE: the server accepted {:?} (spec {:?}): it does not enforce CRD schemas yet",
-            stored.metadata.name, stored.spec
-        ),
-    }
+    let err = client
+        .create(widget, &PostParams::default())
+        .await
+        .expect_err("the server refuses an object that breaks the CRD's schema");
+    assert!(err.is_invalid(), "{err:?}");
+    assert!(format!("{err:?}").contains(message), "{err:?}");
 }
 
 #[tokio::test]
@@ -234,7 +228,11 @@ async fn derived_custom_resource_is_reconciled_with_status_and_validated() {
         ),
         ("Widget", "e2e.rein.dev/v1", Some(true))
     );
-    assert!(seen.load(Ordering::SeqCst) > 0, "watches::<Widget> saw it");
+    eventually("the watches::<Widget> controller to reconcile", || {
+        let seen = seen.clone();
+        async move { (seen.load(Ordering::SeqCst) > 0).then_some(()) }
+    })
+    .await;
 
     // `owns`: a deleted ConfigMap comes back.
     let uid = cm.metadata.uid.clone();
@@ -312,6 +310,25 @@ async fn crd_install_makes_a_derived_kind_served() {
         .await
         .unwrap();
     assert_eq!(created.spec.tier, "standard");
+
+    // The schema default is the server's: an object sent without `tier` is stored with it.
+    let body = serde_json::json!({
+        "apiVersion": "e2e.rein.dev/v1", "kind": "Widget",
+        "metadata": {"name": "bare", "namespace": "default"},
+        "spec": {"replicas": 2},
+    });
+    let stored = env
+        .client()
+        .request_text(
+            http::Request::post("/apis/e2e.rein.dev/v1/namespaces/default/widgets")
+                .header("content-type", "application/json")
+                .body(serde_json::to_vec(&body).unwrap())
+                .unwrap(),
+        )
+        .await
+        .unwrap();
+    let stored: serde_json::Value = serde_json::from_str(&stored).unwrap();
+    assert_eq!(stored["spec"]["tier"], "standard", "{stored}");
     // Installing again is idempotent.
     rein::client::crd::install(&client, &Widget::crd(), WAIT)
         .await

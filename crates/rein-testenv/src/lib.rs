@@ -36,6 +36,7 @@ mod patch;
 mod proto;
 mod requests;
 mod resources;
+mod schema;
 mod selectors;
 mod server;
 mod status;

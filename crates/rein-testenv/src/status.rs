@@ -97,6 +97,37 @@ impl ApiError {
         .with_details(d)
     }
 
+    /// 422 Invalid with one cause per failing field, worded as kube-apiserver's
+    /// `NewInvalid`: `Kind.group "name" is invalid: [cause, cause]`.
+    pub(crate) fn invalid_causes(
+        def: &ResourceDef,
+        name: &str,
+        causes: &[crate::schema::Cause],
+    ) -> ApiError {
+        let mut d = details(def, name);
+        d["kind"] = Value::String(def.kind.clone());
+        d["causes"] = causes
+            .iter()
+            .map(|c| json!({"reason": c.reason, "message": c.message, "field": c.field}))
+            .collect();
+        let qualified_kind = if def.group.is_empty() {
+            def.kind.clone()
+        } else {
+            format!("{}.{}", def.kind, def.group)
+        };
+        let listed: Vec<String> = causes.iter().map(|c| c.to_error_string()).collect();
+        let aggregate = match listed.as_slice() {
+            [one] => one.clone(),
+            many => format!("[{}]", many.join(", ")),
+        };
+        ApiError::new(
+            422,
+            "Invalid",
+            format!("{qualified_kind} \"{name}\" is invalid: {aggregate}"),
+        )
+        .with_details(d)
+    }
+
     /// 400 BadRequest.
     pub(crate) fn bad_request(message: impl Into<String>) -> ApiError {
         ApiError::new(400, "BadRequest", message)

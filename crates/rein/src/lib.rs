@@ -96,8 +96,8 @@
 //!
 //! let crd = Widget::crd();
 //! assert_eq!(crd.metadata.name.as_deref(), Some("widgets.demo.rein.dev"));
-//! let yaml = rein::serde_json::to_string(&crd).unwrap();
-//! assert!(yaml.contains(r#""rule":"self <= 10""#) && yaml.contains(r#""default":1"#));
+//! let json = rein::serde_json::to_string(&crd).unwrap();
+//! assert!(json.contains(r#""rule":"self <= 10""#) && json.contains(r#""default":1"#));
 //!
 //! let mut scheme = rein::scheme::Scheme::with_builtins();
 //! scheme.register::<Widget>();

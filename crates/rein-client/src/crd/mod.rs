@@ -31,15 +31,28 @@ const POLL_INTERVAL: Duration = Duration::from_millis(50);
 ///
 /// Writes and reads go straight to the API server (never through the client's cache).
 ///
-/// ```no_run
-/// # async fn demo(client: rein_client::Client,
-/// #     crd: k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition)
-/// # -> Result<(), rein_client::crd::CrdError> {
+/// ```
+/// # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
 /// use std::time::Duration;
 ///
+/// use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
+///
+/// let env = rein_testenv::TestEnv::start().await?;
+/// let client = rein_client::Client::new(env.client());
+/// // With the `rein` facade's derive: `Widget::crd()`.
+/// let crd: CustomResourceDefinition = serde_json::from_value(serde_json::json!({
+///     "metadata": {"name": "widgets.demo.rein.dev"},
+///     "spec": {
+///         "group": "demo.rein.dev", "scope": "Namespaced",
+///         "names": {"plural": "widgets", "kind": "Widget"},
+///         "versions": [{"name": "v1", "served": true, "storage": true,
+///             "schema": {"openAPIV3Schema": {"type": "object"}}}],
+///     },
+/// }))?;
 /// let crd = rein_client::crd::install(&client, &crd, Duration::from_secs(10)).await?;
-/// println!("{} is served", crd.metadata.name.unwrap_or_default());
+/// assert_eq!(crd.metadata.name.as_deref(), Some("widgets.demo.rein.dev"));
 /// # Ok(()) }
+/// # tokio::runtime::Runtime::new().unwrap().block_on(demo()).unwrap();
 /// ```
 pub async fn install(
     client: &Client,

@@ -123,3 +123,24 @@ fn pending_and_established_conditions() {
     let established = with_conditions(json!([{"type": "Established", "status": "True"}]));
     assert!(check("w", &established).unwrap().is_some());
 }
+
+#[tokio::test]
+async fn a_kind_another_crd_of_the_group_holds_is_refused_without_waiting_out_the_timeout() {
+    let env = TestEnv::start().await.unwrap();
+    let client = Client::new(env.client());
+    install(&client, &widget_crd("widgets"), Duration::from_secs(10))
+        .await
+        .unwrap();
+    // Same group, same kind `Widget`, another plural: kube-apiserver's naming controller
+    // answers `NamesAccepted=False` (KindConflict) and never establishes it.
+    let started = tokio::time::Instant::now();
+    match install(&client, &widget_crd("gizmos"), Duration::from_secs(20)).await {
+        Err(CrdError::NamesNotAccepted { name, reason, .. }) => {
+            assert_eq!(name, "gizmos.crd-test.rein.dev");
+            assert!(reason.ends_with("KindConflict"), "{reason}");
+            assert!(started.elapsed() < Duration::from_secs(10), "failed fast");
+        }
+        Ok(crd) => panic!("a conflicting kind was established: {crd:?}"),
+        Err(err) => panic!("unexpected error: {err:?}"),
+    }
+}

@@ -46,6 +46,7 @@ pub(crate) fn prepare(
         ));
     }
     check_type(target, &mut obj)?;
+    super::custom::decode(target, &mut obj);
     super::normalize(def, &mut obj);
     super::defaults::apply(def, &mut obj, None);
     let meta = meta_mut(&mut obj);
@@ -107,6 +108,7 @@ pub(crate) fn prepare(
     if is_crd(def) {
         crd::prepare_create(&mut obj)?;
     }
+    super::custom::validate(target, &obj, None, &name)?;
     if !opts.field_manager.is_empty() {
         patch::record_update_managed_fields(
             None,

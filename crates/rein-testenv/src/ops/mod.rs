@@ -5,6 +5,7 @@
 
 mod crd;
 mod create;
+mod custom;
 mod defaults;
 mod delete;
 mod gc;
@@ -18,6 +19,7 @@ use crate::resources::{Catalogue, ResourceDef};
 
 pub(crate) use crd::crd_schemas;
 pub(crate) use create::{commit as commit_create, create, prepare as prepare_create};
+pub(crate) use custom::{serve as serve_version, unknown_fields as custom_unknown_fields};
 pub(crate) use delete::{DeleteOpts, DeleteOutcome, Propagation, delete};
 pub(crate) use gc::step as collect_garbage;
 pub(crate) use update::{Subresource, update};

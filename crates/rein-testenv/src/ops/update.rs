@@ -41,6 +41,7 @@ pub(crate) fn update(
         ));
     }
     check_type(target, &mut new)?;
+    super::custom::decode(target, &mut new);
     super::normalize(def, &mut new);
     if sub == Subresource::Main {
         super::defaults::apply(def, &mut new, Some(&old));
@@ -146,6 +147,7 @@ pub(crate) fn update(
         generation
     };
     meta_mut(&mut result).insert("generation".into(), json!(generation));
+    super::custom::validate(target, &result, Some(&old), name)?;
     // Also without a field manager: the stored entries are kept (and lose the fields this
     // write changed) when the request sends no managedFields, as kube-apiserver keeps them.
     if !opts.managed_fields_done {

@@ -165,6 +165,7 @@ pub(crate) fn builtin_resources() -> Vec<ResourceDef> {
                 scale: tables::scale(r.group, r.plural),
                 custom_versions: Default::default(),
                 custom: false,
+                schemas: BTreeMap::new(),
             });
         def.versions.push(r.version.to_string());
     }

@@ -9,6 +9,8 @@ use std::sync::Arc;
 
 use parking_lot::RwLock;
 
+use crate::schema::VersionSchema;
+
 pub(crate) use builtin::{builtin_resources, with_builtin_types};
 pub(crate) use custom::{CustomVersion, PrinterColumn, custom_versions};
 
@@ -60,6 +62,9 @@ pub(crate) struct ResourceDef {
     /// For a custom resource, what its CRD says about each served version (schema, printer
     /// columns, deprecation); empty for built-ins.
     pub(crate) custom_versions: BTreeMap<String, Arc<CustomVersion>>,
+    /// A custom resource's compiled structural schema per served version (empty for
+    /// built-ins and versions without a schema).
+    pub(crate) schemas: BTreeMap<String, Arc<VersionSchema>>,
 }
 
 impl ResourceDef {
@@ -97,6 +102,11 @@ impl ResourceDef {
     /// What the CRD says about serving `version` (`None` for built-ins).
     pub(crate) fn custom_version(&self, version: &str) -> Option<&CustomVersion> {
         self.custom_versions.get(version).map(Arc::as_ref)
+    }
+
+    /// The compiled schema of `version`, for custom resources that have one.
+    pub(crate) fn schema(&self, version: &str) -> Option<&VersionSchema> {
+        self.schemas.get(version).map(Arc::as_ref)
     }
 
     /// Whether `version` is served.

@@ -196,7 +196,12 @@ async fn list(
         if i > 0 {
             out.push(b',');
         }
-        write_object(&mut out, obj, &api_version);
+        match crate::ops::serve_version(def, &path.version, obj) {
+            Some(served) => {
+                let _ = serde_json::to_writer(&mut out, &served);
+            }
+            None => write_object(&mut out, obj, &api_version),
+        }
     }
     out.extend_from_slice(b"]}");
     Ok(body::json_bytes(200, out))

@@ -310,7 +310,8 @@ impl<'a> Ctx<'a> {
 
     /// `obj` as the request's version: shared, not copied, when it already is.
     fn out(&self, obj: &Arc<Value>) -> Arc<Value> {
-        ops::as_version(obj, &self.api_version()).map_or_else(|| obj.clone(), Arc::new)
+        ops::serve_version(&self.path.def, &self.path.version, obj)
+            .map_or_else(|| obj.clone(), Arc::new)
     }
 
     /// kube-apiserver's `NegotiateInputSerializer` for create and update bodies: JSON, YAML
@@ -346,20 +347,42 @@ impl<'a> Ctx<'a> {
             .map_err(|e| ApiError::bad_request(format!("decoding the JSON request body: {e}")))
     }
 
-    /// Whether `fieldValidation` asks for a check of unknown fields.
+    /// Whether `fieldValidation` asks for a check of unknown fields (custom resources with a
+    /// structural schema default to `Warn`, as kube-apiserver does).
     fn checks_fields(&self) -> bool {
-        matches!(self.q.field_validation.as_deref(), Some("Strict" | "Warn"))
+        matches!(self.field_validation(), "Strict" | "Warn")
+    }
+
+    /// The `fieldValidation` mode; empty when not given, except for custom resources with a
+    /// schema, where kube-apiserver's default `Warn` applies.
+    fn field_validation(&self) -> &str {
+        match self.q.field_validation.as_deref() {
+            Some(mode) => mode,
+            None if self.path.def.schema(&self.path.version).is_some() => "Warn",
+            None => "",
+        }
     }
 
     /// `fieldValidation`: Strict refuses unknown fields, Warn reports them.
     fn validate_fields(&self, txn: &Txn<'_>, obj: &Value) -> Result<Vec<String>, ApiError> {
-        let mode = self.q.field_validation.as_deref().unwrap_or("");
+        let mode = self.field_validation();
         if mode != "Strict" && mode != "Warn" {
             return Ok(Vec::new());
         }
-        let crds = ops::crd_schemas(txn);
-        let unknown = crate::openapi::unknown_fields(&self.target().gvk(), &crds, obj);
-        if unknown.is_empty() {
+        let unknown = match ops::custom_unknown_fields(self.target(), obj) {
+            Some(unknown) => unknown,
+            None => {
+                let crds = ops::crd_schemas(txn);
+                crate::openapi::unknown_fields(&self.target().gvk(), &crds, obj)
+            }
+        };
+        self.report_unknown(&unknown)
+    }
+
+    /// `fieldValidation` over the unknown fields found: Strict refuses, Warn reports them.
+    fn report_unknown(&self, unknown: &[String]) -> Result<Vec<String>, ApiError> {
+        let mode = self.field_validation();
+        if unknown.is_empty() || (mode != "Strict" && mode != "Warn") {
             return Ok(Vec::new());
         }
         let list: Vec<String> = unknown
@@ -545,10 +568,11 @@ impl<'a> Ctx<'a> {
             }
             Some(_) => return Err(ApiError::no_route()),
         };
-        let api_version = self.api_version();
-        let current_view = current
-            .as_ref()
-            .map(|c| ops::as_version(c, &api_version).unwrap_or_else(|| (**c).clone()));
+        // The object as the request's version sees it (a custom resource's other-version
+        // fields pruned and its defaults applied), which the patch applies to.
+        let current_view = current.as_ref().map(|c| {
+            ops::serve_version(def, &self.path.version, c).unwrap_or_else(|| (**c).clone())
+        });
         if patch_type == PatchType::Apply {
             let manager = self.q.field_manager.clone().unwrap_or_default();
             let applied = patch::server_side_apply_at(

@@ -37,6 +37,9 @@ struct Filter {
     table: Option<Arc<ResourceDef>>,
     /// Send each object as `PartialObjectMetadata` (metadata-only watches).
     partial: bool,
+    /// A custom resource with a schema for the requested version: objects stored in another
+    /// version are pruned and defaulted by it.
+    schema: Option<(Arc<ResourceDef>, String)>,
 }
 
 impl Filter {
@@ -88,6 +91,12 @@ impl Filter {
             let _ = serde_json::to_writer(&mut *out, &super::represent::partial_object(obj));
         } else if same_version {
             out.extend_from_slice(event.encoded());
+        } else if let Some(served) = self
+            .schema
+            .as_ref()
+            .and_then(|(def, version)| crate::ops::serve_version(def, version, obj))
+        {
+            let _ = serde_json::to_writer(&mut *out, &served);
         } else {
             write_object(out, obj, &self.api_version);
         }
@@ -174,6 +183,10 @@ async fn start(
         kind: def.kind.clone(),
         table: table.then(|| def.clone()),
         partial,
+        schema: def
+            .schema(&path.version)
+            .is_some()
+            .then(|| (def.clone(), path.version.clone())),
     };
     super::options::check_watch(q)?;
     let initial_events = q.send_initial_events == Some(true);

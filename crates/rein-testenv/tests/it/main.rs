@@ -9,6 +9,7 @@ mod admission_support;
 mod auth;
 mod crd;
 mod crd_lifecycle;
+mod crd_schema;
 mod crd_serving;
 mod crd_support;
 mod crud;

@@ -251,6 +251,17 @@ fn resource_def(crd: &Value) -> Option<ResourceDef> {
         scale,
         custom: true,
         custom_versions: crate::resources::custom_versions(spec),
+        schemas: versions
+            .iter()
+            .filter_map(|v| {
+                let name = v.get("name").and_then(Value::as_str)?;
+                let schema = v.pointer("/schema/openAPIV3Schema")?;
+                Some((
+                    name.to_string(),
+                    Arc::new(crate::schema::VersionSchema::compile(schema)),
+                ))
+            })
+            .collect(),
     })
 }
 

@@ -5,7 +5,7 @@
 
 use serde_json::Value;
 
-use super::super::field::{FieldError, quote};
+use super::super::field::{FieldError, Kind, quote};
 use super::str_at;
 
 /// Which per-version fields are the same in every version (the internal type then holds
@@ -103,8 +103,8 @@ pub(super) fn validate_hoisted(versions: &[Value], layout: &Layout) -> Vec<Field
 /// The causes of one version's `schema` (`CustomResourceValidation`): version `index`, or
 /// the schema every version shares (`None`, reported at `spec.validation`). This is where
 /// per-version schema causes are gathered: the root checks here (type `object` and the
-/// allowed root fields when `status` is a subresource; no `nullable` root); the structural
-/// schema and CEL checks of `crate::schema` are to be appended here too.
+/// allowed root fields when `status` is a subresource; no `nullable` root), then the
+/// structural-schema and CEL rule checks of `crate::schema`.
 pub(crate) fn version_schema_causes(
     index: Option<usize>,
     validation: &Value,
@@ -155,7 +155,27 @@ pub(crate) fn version_schema_causes(
             "nullable cannot be true at the root",
         ));
     }
+    let structural = match index {
+        Some(i) => crate::schema::crd_schema_causes(i, schema),
+        None => crate::schema::crd_schema_causes_at(&format!("{base}.openAPIV3Schema"), schema),
+    };
+    errs.extend(structural.into_iter().map(from_schema_cause));
     errs
+}
+
+/// A structural-schema or CEL cause of `crate::schema` as a CRD field error.
+fn from_schema_cause(cause: crate::schema::Cause) -> FieldError {
+    match cause.reason {
+        "FieldValueRequired" => FieldError::required(cause.field, cause.detail),
+        "FieldValueForbidden" => FieldError::forbidden(cause.field, cause.detail),
+        "FieldValueNotSupported" => FieldError {
+            kind: Kind::NotSupported,
+            field: cause.field,
+            value: cause.value.unwrap_or_default(),
+            detail: cause.detail,
+        },
+        _ => FieldError::invalid(cause.field, cause.value.unwrap_or_default(), cause.detail),
+    }
 }
 
 /// `JSONSchemaProps` fields in declaration order: (JSON name, Go name).
