@@ -88,7 +88,16 @@ impl Ctx<'_> {
             ..self.q.clone()
         };
         let dry = self.with(&dry_q, self.bytes, self.content_type, false);
-        let built = Arc::unwrap_or_clone(dry.run(write)?.body);
+        // kube-apiserver runs mutating webhooks before validation, so a webhook may fill in
+        // what validation requires: when the object as built is invalid, the webhooks see the
+        // object as sent (and the write validates what they make of it).
+        let (built, as_sent) = match dry.run(write) {
+            Ok(answer) => (Arc::unwrap_or_clone(answer.body), false),
+            Err(e) if e.code == 422 && matches!(write, Write::Create | Write::Update(_, None)) => {
+                (self.as_sent(current.is_none())?, true)
+            }
+            Err(e) => return Err(e),
+        };
         let operation = if current.is_some() {
             Operation::Update
         } else {
@@ -110,7 +119,7 @@ impl Ctx<'_> {
         .await?;
         let object = admitted.object.unwrap_or_default();
         let bytes = Bytes::from(serde_json::to_vec(&object).unwrap_or_default());
-        let commit = self.with(self.q, &bytes, "application/json", true);
+        let commit = self.with(self.q, &bytes, "application/json", !as_sent);
         let mut answer = match operation {
             Operation::Create => commit.create()?,
             _ => commit.update(&name, sub)?,
@@ -178,6 +187,34 @@ impl Ctx<'_> {
         let mut answer = self.delete_collection()?;
         answer.warnings.extend(warnings);
         Ok(answer)
+    }
+
+    /// The request's object as sent, with the type and (for a create) the namespace it
+    /// is written with.
+    fn as_sent(&self, create: bool) -> Result<Value, ApiError> {
+        let mut obj = self.decode()?;
+        let def = &self.path.def;
+        let Some(map) = obj.as_object_mut() else {
+            return Err(ApiError::bad_request(
+                "the request body must be a JSON object",
+            ));
+        };
+        map.entry("apiVersion")
+            .or_insert_with(|| Value::String(def.api_version(&self.path.version)));
+        map.entry("kind")
+            .or_insert_with(|| Value::String(def.kind.clone()));
+        if create
+            && def.namespaced
+            && let Some(ns) = &self.path.namespace
+            && let Some(meta) = map
+                .entry("metadata")
+                .or_insert_with(|| Value::Object(serde_json::Map::new()))
+                .as_object_mut()
+        {
+            meta.entry("namespace")
+                .or_insert_with(|| Value::String(ns.clone()));
+        }
+        Ok(obj)
     }
 
     fn attributes(

@@ -332,7 +332,7 @@ impl<'a> Ctx<'a> {
         ))
     }
 
-    fn decode(&self) -> Result<Value, ApiError> {
+    pub(super) fn decode(&self) -> Result<Value, ApiError> {
         self.check_content_type()?;
         let ct = self.content_type.to_ascii_lowercase();
         if crate::proto::is_protobuf(&ct) {

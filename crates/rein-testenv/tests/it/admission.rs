@@ -701,3 +701,183 @@ async fn webhook_configurations_themselves_are_never_sent_to_webhooks() {
     assert_eq!(deleted.code, 200, "{}", deleted.body);
     assert!(hook.calls().is_empty());
 }
+
+/// A CRD `gizmos.test.rein.dev` served in `v1` (storage) and `v2`, whose spec requires
+/// `image`.
+fn gizmos() -> Value {
+    let schema = json!({"openAPIV3Schema": {
+        "type": "object",
+        "properties": {"spec": {
+            "type": "object", "required": ["image"],
+            "properties": {"image": {"type": "string"}, "size": {"type": "integer"}},
+        }},
+    }});
+    json!({
+        "apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+        "metadata": {"name": "gizmos.test.rein.dev"},
+        "spec": {
+            "group": "test.rein.dev", "scope": "Namespaced",
+            "names": {"plural": "gizmos", "kind": "Gizmo"},
+            "versions": [
+                {"name": "v1", "served": true, "storage": true, "schema": schema},
+                {"name": "v2", "served": true, "storage": false, "schema": schema},
+            ],
+        },
+    })
+}
+
+/// Creates the gizmos CRD and waits until it is served.
+async fn install_gizmos(env: &TestEnv) {
+    let (code, body) = crate::crd_support::create_crd(env, &gizmos()).await;
+    assert_eq!(code, 201, "{body}");
+    for _ in 0..200 {
+        if send(env, "GET", GIZMOS_V1, None).await.code == 200 {
+            return;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+    panic!("gizmos are never served");
+}
+
+const GIZMOS_V1: &str = "/apis/test.rein.dev/v1/namespaces/default/gizmos";
+const GIZMOS_V2: &str = "/apis/test.rein.dev/v2/namespaces/default/gizmos";
+
+fn gizmo(version: &str, name: &str, spec: Value) -> Value {
+    json!({
+        "apiVersion": format!("test.rein.dev/{version}"), "kind": "Gizmo",
+        "metadata": {"name": name}, "spec": spec,
+    })
+}
+
+fn gizmo_rules(versions: &[&str]) -> Value {
+    json!([{
+        "operations": ["CREATE"], "apiGroups": ["test.rein.dev"], "apiVersions": versions,
+        "resources": ["gizmos"], "scope": "Namespaced",
+    }])
+}
+
+#[tokio::test]
+async fn a_mutating_webhook_may_fill_in_what_validation_requires() {
+    let env = TestEnv::start().await.expect("starts");
+    install_gizmos(&env).await;
+    let hook = Webhook::start(|req| {
+        if req["object"]["spec"]["image"].is_null() {
+            patch(json!([{"op": "add", "path": "/spec/image", "value": "nginx"}]))
+        } else {
+            allow()
+        }
+    })
+    .await;
+    install(
+        &env,
+        "Mutating",
+        "m",
+        vec![entry(
+            "image.example.com",
+            &hook,
+            "/m",
+            gizmo_rules(&["v1"]),
+            json!({}),
+        )],
+    )
+    .await;
+
+    let sent = send(
+        &env,
+        "POST",
+        GIZMOS_V1,
+        Some(&gizmo("v1", "a", json!({"size": 1}))),
+    )
+    .await;
+    assert_eq!(sent.code, 201, "{}", sent.body);
+    assert_eq!(sent.body["spec"]["image"], "nginx");
+    // Without the webhook, the same object is invalid.
+    send(
+        &env,
+        "DELETE",
+        "/apis/admissionregistration.k8s.io/v1/mutatingwebhookconfigurations/m",
+        None,
+    )
+    .await;
+    let sent = send(
+        &env,
+        "POST",
+        GIZMOS_V1,
+        Some(&gizmo("v1", "b", json!({"size": 1}))),
+    )
+    .await;
+    assert_eq!(sent.code, 422, "{}", sent.body);
+}
+
+#[tokio::test]
+async fn match_policy_equivalent_sends_the_object_in_the_version_the_rules_name() {
+    let env = TestEnv::start().await.expect("starts");
+    install_gizmos(&env).await;
+    let equivalent = Webhook::start(|_| allow()).await;
+    let exact = Webhook::start(|_| allow()).await;
+    install(
+        &env,
+        "Validating",
+        "v",
+        vec![
+            entry(
+                "equivalent.example.com",
+                &equivalent,
+                "/v",
+                gizmo_rules(&["v1"]),
+                json!({}),
+            ),
+            entry(
+                "exact.example.com",
+                &exact,
+                "/v",
+                gizmo_rules(&["v1"]),
+                json!({"matchPolicy": "Exact"}),
+            ),
+        ],
+    )
+    .await;
+
+    let sent = send(
+        &env,
+        "POST",
+        GIZMOS_V2,
+        Some(&gizmo("v2", "a", json!({"image": "x"}))),
+    )
+    .await;
+    assert_eq!(sent.code, 201, "{}", sent.body);
+    assert!(exact.calls().is_empty());
+    let calls = equivalent.calls();
+    assert_eq!(calls.len(), 1);
+    assert_eq!(calls[0]["kind"]["version"], "v1");
+    assert_eq!(calls[0]["resource"]["version"], "v1");
+    assert_eq!(calls[0]["requestKind"]["version"], "v2");
+    assert_eq!(calls[0]["requestResource"]["version"], "v2");
+    assert_eq!(calls[0]["object"]["apiVersion"], "test.rein.dev/v1");
+}
+
+#[tokio::test]
+async fn a_patch_written_as_an_array_of_bytes_is_applied() {
+    let env = TestEnv::start().await.expect("starts");
+    let hook = Webhook::start(|_| {
+        let ops = json!([{"op": "add", "path": "/data/added", "value": "1"}]).to_string();
+        Reply::Review(json!({"allowed": true, "patchType": "JSONPatch", "patch": ops.into_bytes()}))
+    })
+    .await;
+    install(
+        &env,
+        "Mutating",
+        "m",
+        vec![entry(
+            "bytes.example.com",
+            &hook,
+            "/m",
+            core_rules(&["CREATE"], &["configmaps"]),
+            json!({}),
+        )],
+    )
+    .await;
+    let sent = send(&env, "POST", CMS, Some(&config_map("a", json!({})))).await;
+    assert_eq!(sent.code, 201, "{}", sent.body);
+    assert_eq!(sent.body["data"]["added"], "1");
+}
