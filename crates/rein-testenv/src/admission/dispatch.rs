@@ -8,7 +8,7 @@ use serde_json::{Map, Value, json};
 
 use super::hook::Hook;
 use super::review::{self, Answer};
-use super::{Attributes, Services, call, matching};
+use super::{Attributes, Services, call, conditions, matching};
 use crate::status::ApiError;
 
 /// What every webhook call of one write shares.
@@ -45,7 +45,7 @@ pub(super) async fn mutate(
             break;
         }
         for (i, hook) in hooks.iter().enumerate() {
-            let Some(version) = matches(call, hook, object.as_ref()) else {
+            let Some(version) = matches(call, hook, object.as_ref())? else {
                 continue;
             };
             if round == 1 && !reinvoke.contains(&i) {
@@ -77,12 +77,15 @@ pub(super) async fn validate(
     object: Option<&Value>,
     warnings: &mut Vec<String>,
 ) -> Result<(), ApiError> {
-    let calls = hooks.iter().filter_map(|hook| {
-        let version = matches(call, hook, object)?;
-        Some(async move {
-            let result = call_hook(call, hook, &version, object, false).await;
-            (hook, result)
-        })
+    let mut selected = Vec::new();
+    for hook in hooks {
+        if let Some(version) = matches(call, hook, object)? {
+            selected.push((hook, version));
+        }
+    }
+    let calls = selected.iter().map(|(hook, version)| async move {
+        let result = call_hook(call, hook, version, object, false).await;
+        (*hook, result)
     });
     let results = futures::future::join_all(calls).await;
     let mut first = None;
@@ -104,11 +107,57 @@ pub(super) async fn validate(
     first.map_or(Ok(()), Err)
 }
 
-/// The version `hook` is called in, when it is called at all.
-fn matches(call: &Call<'_>, hook: &Hook, object: Option<&Value>) -> Option<String> {
-    let version = matching::matched_version(hook, call.attrs)?;
-    matching::selectors_match(hook, call.attrs, call.namespace_labels, object, call.old)
-        .then_some(version)
+/// The version `hook` is called in, when it is called at all: its rules, selectors and
+/// `matchConditions` select the request. Conditions that fail under `failurePolicy: Fail`
+/// refuse the request (403, as kube-apiserver answers it).
+fn matches(
+    call: &Call<'_>,
+    hook: &Hook,
+    object: Option<&Value>,
+) -> Result<Option<String>, ApiError> {
+    let attrs = call.attrs;
+    let Some(version) = matching::matched_version(hook, attrs) else {
+        return Ok(None);
+    };
+    if !matching::selectors_match(hook, attrs, call.namespace_labels, object, call.old) {
+        return Ok(None);
+    }
+    if hook.match_conditions.is_empty() {
+        return Ok(Some(version));
+    }
+    let object = object.map(|o| attrs.object_in(o, &version));
+    let old = call.old.map(|o| attrs.object_in(o, &version));
+    let mut request = review::request("v1", "", attrs, &version, None, None)["request"].take();
+    if let Some(r) = request.as_object_mut() {
+        r.remove("object");
+        r.remove("oldObject");
+    }
+    let decision = conditions::decide(
+        &hook.match_conditions,
+        hook.fail_open,
+        object.as_ref(),
+        old.as_ref(),
+        &request,
+    );
+    match decision {
+        conditions::Decision::Call => Ok(Some(version)),
+        conditions::Decision::Skip => Ok(None),
+        conditions::Decision::Fail(why) => {
+            let resource = if attrs.group.is_empty() {
+                attrs.resource.clone()
+            } else {
+                format!("{}.{}", attrs.resource, attrs.group)
+            };
+            let mut details = json!({"name": attrs.name, "kind": attrs.resource});
+            if !attrs.group.is_empty() {
+                details["group"] = json!(attrs.group);
+            }
+            Err(
+                ApiError::forbidden(format!("{resource} {:?} is forbidden: {why}", attrs.name))
+                    .with_details(details),
+            )
+        }
+    }
 }
 
 /// Calls one mutating webhook and applies its patch; answers whether the object changed.

@@ -45,6 +45,8 @@ pub(super) struct Hook {
     pub(super) reinvoke: bool,
     /// `admissionReviewVersions`.
     pub(super) review_versions: Vec<String>,
+    /// `matchConditions`: (name, CEL expression).
+    pub(super) match_conditions: Vec<(String, String)>,
     /// `clientConfig`, when it names an endpoint.
     pub(super) endpoint: Option<Endpoint>,
     /// `clientConfig.caBundle`, base64 of PEM certificates.
@@ -128,6 +130,19 @@ fn parse(w: &Value) -> Hook {
                 v.iter()
                     .filter_map(Value::as_str)
                     .map(str::to_string)
+                    .collect()
+            })
+            .unwrap_or_default(),
+        match_conditions: w
+            .get("matchConditions")
+            .and_then(Value::as_array)
+            .map(|conditions| {
+                conditions
+                    .iter()
+                    .map(|c| {
+                        let field = |k: &str| c.get(k).and_then(Value::as_str).unwrap_or_default();
+                        (field("name").to_string(), field("expression").to_string())
+                    })
                     .collect()
             })
             .unwrap_or_default(),

@@ -9,6 +9,7 @@
 //! `failurePolicy: Fail`) fails the write before anything is stored.
 
 mod call;
+mod conditions;
 mod dispatch;
 mod hook;
 mod matching;

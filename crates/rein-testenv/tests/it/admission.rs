@@ -881,3 +881,100 @@ async fn a_patch_written_as_an_array_of_bytes_is_applied() {
     assert_eq!(sent.code, 201, "{}", sent.body);
     assert_eq!(sent.body["data"]["added"], "1");
 }
+
+#[tokio::test]
+async fn match_conditions_skip_the_webhook_or_fail_the_request() {
+    let env = TestEnv::start().await.expect("starts");
+    let hook = Webhook::start(|_| deny(403, "called")).await;
+    let rules = core_rules(&["CREATE"], &["configmaps"]);
+    let conditions = json!({"matchConditions": [
+        {"name": "not-skipped", "expression": "object.metadata.name != 'skip-me'"},
+        {"name": "creates", "expression": "request.operation == 'CREATE' && oldObject == null"},
+    ]});
+    install(
+        &env,
+        "Validating",
+        "v",
+        vec![entry(
+            "cond.example.com",
+            &hook,
+            "/v",
+            rules.clone(),
+            conditions,
+        )],
+    )
+    .await;
+
+    assert_eq!(
+        send(&env, "POST", CMS, Some(&config_map("skip-me", json!({}))))
+            .await
+            .code,
+        201
+    );
+    let sent = send(&env, "POST", CMS, Some(&config_map("other", json!({})))).await;
+    assert_eq!(sent.code, 403);
+    assert_eq!(
+        sent.message(),
+        "admission webhook \"cond.example.com\" denied the request: called"
+    );
+    assert_eq!(hook.calls().len(), 1);
+
+    // A condition that cannot be evaluated fails the request under Fail, before any call.
+    send(
+        &env,
+        "DELETE",
+        "/apis/admissionregistration.k8s.io/v1/validatingwebhookconfigurations/v",
+        None,
+    )
+    .await;
+    let broken =
+        json!({"matchConditions": [{"name": "broken", "expression": "object.nope.deeper == 1"}]});
+    install(
+        &env,
+        "Validating",
+        "w",
+        vec![entry(
+            "broken.example.com",
+            &hook,
+            "/v",
+            rules.clone(),
+            broken.clone(),
+        )],
+    )
+    .await;
+    let sent = send(&env, "POST", CMS, Some(&config_map("x", json!({})))).await;
+    assert_eq!(sent.code, 403, "{}", sent.body);
+    assert_eq!(sent.body["reason"], "Forbidden");
+    assert!(
+        sent.message()
+            .starts_with("configmaps \"x\" is forbidden: "),
+        "{}",
+        sent.message()
+    );
+    assert_eq!(hook.calls().len(), 1);
+
+    // Under Ignore the webhook is skipped.
+    send(
+        &env,
+        "DELETE",
+        "/apis/admissionregistration.k8s.io/v1/validatingwebhookconfigurations/w",
+        None,
+    )
+    .await;
+    let mut ignore = broken;
+    ignore["failurePolicy"] = json!("Ignore");
+    install(
+        &env,
+        "Validating",
+        "i",
+        vec![entry("ignored.example.com", &hook, "/v", rules, ignore)],
+    )
+    .await;
+    assert_eq!(
+        send(&env, "POST", CMS, Some(&config_map("x", json!({}))))
+            .await
+            .code,
+        201
+    );
+    assert_eq!(hook.calls().len(), 1);
+}
