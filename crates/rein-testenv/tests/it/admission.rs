@@ -978,3 +978,92 @@ async fn match_conditions_skip_the_webhook_or_fail_the_request() {
     );
     assert_eq!(hook.calls().len(), 1);
 }
+
+#[tokio::test]
+async fn a_delete_collection_asks_about_each_object_and_a_refusal_deletes_nothing() {
+    let env = TestEnv::start().await.expect("starts");
+    for (name, labels) in [("a", json!({"keep": "no"})), ("b", json!({"keep": "yes"}))] {
+        assert_eq!(
+            send(&env, "POST", CMS, Some(&config_map(name, labels)))
+                .await
+                .code,
+            201
+        );
+    }
+    let hook = Webhook::start(|req| {
+        if req["oldObject"]["metadata"]["labels"]["keep"] == "yes" {
+            deny(403, "kept")
+        } else {
+            allow()
+        }
+    })
+    .await;
+    install(
+        &env,
+        "Validating",
+        "v",
+        vec![entry(
+            "keep.example.com",
+            &hook,
+            "/v",
+            core_rules(&["DELETE"], &["configmaps"]),
+            json!({}),
+        )],
+    )
+    .await;
+
+    let sent = send(&env, "DELETE", CMS, None).await;
+    assert_eq!(sent.code, 403, "{}", sent.body);
+    assert_eq!(send(&env, "GET", &format!("{CMS}/a"), None).await.code, 200);
+    let sent = send(
+        &env,
+        "DELETE",
+        &format!("{CMS}?labelSelector=keep%3Dno"),
+        None,
+    )
+    .await;
+    assert_eq!(sent.code, 200, "{}", sent.body);
+    assert_eq!(send(&env, "GET", &format!("{CMS}/a"), None).await.code, 404);
+    assert_eq!(send(&env, "GET", &format!("{CMS}/b"), None).await.code, 200);
+}
+
+#[tokio::test]
+async fn a_server_side_apply_that_creates_is_admitted_as_a_create() {
+    let env = TestEnv::start().await.expect("starts");
+    let hook =
+        Webhook::start(|_| patch(json!([{"op": "add", "path": "/data/mutated", "value": "yes"}])))
+            .await;
+    install(
+        &env,
+        "Mutating",
+        "m",
+        vec![entry(
+            "ssa.example.com",
+            &hook,
+            "/m",
+            core_rules(&["CREATE"], &["configmaps"]),
+            json!({}),
+        )],
+    )
+    .await;
+
+    let request = http::Request::builder()
+        .method("PATCH")
+        .uri(format!("{CMS}/applied?fieldManager=test"))
+        .header("content-type", "application/apply-patch+yaml")
+        .body(kube_client::client::Body::from(
+            config_map("applied", json!({})).to_string().into_bytes(),
+        ))
+        .expect("a request");
+    let response = env.client().send(request).await.expect("an answer");
+    assert_eq!(response.status().as_u16(), 201);
+    let got = send(&env, "GET", &format!("{CMS}/applied"), None).await;
+    assert_eq!(got.body["data"]["mutated"], "yes");
+    assert_eq!(got.body["data"]["k"], "v");
+    let managers: Vec<&str> = got.body["metadata"]["managedFields"]
+        .as_array()
+        .map(|m| m.iter().filter_map(|e| e["manager"].as_str()).collect())
+        .unwrap_or_default();
+    assert_eq!(managers, vec!["test"]);
+    assert_eq!(hook.calls()[0]["operation"], "CREATE");
+}
