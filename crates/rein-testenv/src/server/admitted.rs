@@ -4,7 +4,8 @@
 //! the stored object is the one the webhooks saw, mutations included.
 //!
 //! The final write carries the resourceVersion the webhooks saw, so a change by another
-//! client in between fails it with a conflict rather than storing an object no webhook saw.
+//! client in between fails it rather than storing an object no webhook saw; an update then
+//! starts again from the new object, as kube-apiserver's `GuaranteedUpdate` does.
 
 use std::sync::Arc;
 
@@ -31,6 +32,23 @@ pub(super) enum Write<'a> {
     DeleteCollection,
 }
 
+/// How often an admitted update is tried again when the object changed under the webhooks.
+const CONFLICT_RETRIES: usize = 5;
+
+/// Why an admitted write failed: before its final write, or at it.
+enum Failed {
+    /// The dry run or admission refused it.
+    Before(ApiError),
+    /// The final write refused it (a conflict there is retried).
+    AtCommit(ApiError),
+}
+
+impl From<ApiError> for Failed {
+    fn from(e: ApiError) -> Failed {
+        Failed::Before(e)
+    }
+}
+
 impl Ctx<'_> {
     /// Runs `write`, through the admission webhooks when any could match it.
     pub(super) async fn write(&self, write: Write<'_>) -> Result<Answer, ApiError> {
@@ -54,7 +72,23 @@ impl Ctx<'_> {
             Write::Delete(name) => self.delete_admitted(name).await,
             Write::DeleteCollection => self.delete_collection_admitted().await,
             Write::Create | Write::Update(..) | Write::Patch(..) => {
-                self.upsert_admitted(write, name, sub).await
+                // As kube-apiserver's GuaranteedUpdate, an update whose object changed while
+                // the webhooks looked at it starts again from the new object (the client's
+                // own preconditions are checked again by the dry run).
+                let mut attempts = 0;
+                loop {
+                    match self.upsert_admitted(write, name, sub).await {
+                        Err(Failed::AtCommit(e))
+                            if e.code == 409
+                                && operation == Operation::Update
+                                && attempts < CONFLICT_RETRIES =>
+                        {
+                            attempts += 1;
+                        }
+                        Ok(answer) => return Ok(answer),
+                        Err(Failed::Before(e) | Failed::AtCommit(e)) => return Err(e),
+                    }
+                }
             }
         }
     }
@@ -76,7 +110,7 @@ impl Ctx<'_> {
         write: Write<'_>,
         name: &str,
         sub: Option<&str>,
-    ) -> Result<Answer, ApiError> {
+    ) -> Result<Answer, Failed> {
         let current = match write {
             Write::Create => None,
             _ => self.current(name),
@@ -96,7 +130,7 @@ impl Ctx<'_> {
             Err(e) if e.code == 422 && matches!(write, Write::Create | Write::Update(_, None)) => {
                 (self.as_sent(current.is_none())?, true)
             }
-            Err(e) => return Err(e),
+            Err(e) => return Err(e.into()),
         };
         let operation = if current.is_some() {
             Operation::Update
@@ -121,9 +155,10 @@ impl Ctx<'_> {
         let bytes = Bytes::from(serde_json::to_vec(&object).unwrap_or_default());
         let commit = self.with(self.q, &bytes, "application/json", !as_sent);
         let mut answer = match operation {
-            Operation::Create => commit.create()?,
-            _ => commit.update(&name, sub)?,
-        };
+            Operation::Create => commit.create(),
+            _ => commit.update(&name, sub),
+        }
+        .map_err(Failed::AtCommit)?;
         answer.warnings.extend(admitted.warnings);
         Ok(answer)
     }

@@ -1067,3 +1067,77 @@ async fn a_server_side_apply_that_creates_is_admitted_as_a_create() {
     assert_eq!(managers, vec!["test"]);
     assert_eq!(hook.calls()[0]["operation"], "CREATE");
 }
+
+#[tokio::test]
+async fn an_update_whose_object_changes_while_webhooks_look_starts_again() {
+    let env = TestEnv::start().await.expect("starts");
+    assert_eq!(
+        send(&env, "POST", CMS, Some(&config_map("a", json!({}))))
+            .await
+            .code,
+        201
+    );
+    let config = env.config();
+    let raced = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let hook = Webhook::start(move |_| {
+        if !raced.swap(true, Ordering::SeqCst) {
+            // Another client changes the object while this webhook looks at it.
+            let config = config.clone();
+            std::thread::spawn(move || {
+                let rt = tokio::runtime::Builder::new_current_thread()
+                    .enable_all()
+                    .build()
+                    .expect("a runtime");
+                rt.block_on(async move {
+                    let client = kube_client::Client::try_from(config).expect("a client");
+                    let api: kube_client::Api<k8s_openapi::api::core::v1::ConfigMap> =
+                        kube_client::Api::namespaced(client, "default");
+                    api.patch(
+                        "a",
+                        &kube_client::api::PatchParams::default(),
+                        &kube_client::api::Patch::Merge(
+                            json!({"metadata": {"labels": {"raced": "yes"}}}),
+                        ),
+                    )
+                    .await
+                    .expect("the racing write");
+                });
+            })
+            .join()
+            .expect("the racing thread");
+        }
+        allow()
+    })
+    .await;
+    // The racing write (labelled `raced`) is not sent to the webhook, so it cannot wait on it.
+    let extra = json!({"matchConditions": [{
+        "name": "not-raced",
+        "expression": "!has(object.metadata.labels) || !('raced' in object.metadata.labels)",
+    }]});
+    install(
+        &env,
+        "Validating",
+        "v",
+        vec![entry(
+            "race.example.com",
+            &hook,
+            "/v",
+            core_rules(&["UPDATE"], &["configmaps"]),
+            extra,
+        )],
+    )
+    .await;
+
+    let sent = send(
+        &env,
+        "PATCH",
+        &format!("{CMS}/a"),
+        Some(&json!([{"op": "add", "path": "/data/client", "value": "1"}])),
+    )
+    .await;
+    assert_eq!(sent.code, 200, "{}", sent.body);
+    let got = send(&env, "GET", &format!("{CMS}/a"), None).await;
+    assert_eq!(got.body["data"]["client"], "1");
+    assert_eq!(got.body["metadata"]["labels"]["raced"], "yes");
+    assert_eq!(hook.calls().len(), 1);
+}
