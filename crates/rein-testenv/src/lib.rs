@@ -26,6 +26,7 @@
 //! # tokio::runtime::Runtime::new().unwrap().block_on(demo()).unwrap();
 //! ```
 
+mod admission;
 mod builtin;
 mod env;
 mod error;

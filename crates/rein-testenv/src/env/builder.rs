@@ -44,6 +44,7 @@ pub struct TestEnvBuilder {
     bookmark_interval: Duration,
     too_large_rv_wait: Duration,
     validate: bool,
+    webhook_services: crate::admission::Services,
 }
 
 impl Default for TestEnvBuilder {
@@ -57,6 +58,7 @@ impl Default for TestEnvBuilder {
             bookmark_interval: Duration::from_secs(1),
             too_large_rv_wait: DEFAULT_TOO_LARGE_RV_WAIT,
             validate: true,
+            webhook_services: crate::admission::Services::default(),
         }
     }
 }
@@ -112,6 +114,35 @@ impl TestEnvBuilder {
     /// 3 MiB body limit are still enforced.
     pub fn validate_objects(mut self, validate: bool) -> TestEnvBuilder {
         self.validate = validate;
+        self
+    }
+
+    /// Maps the in-cluster service `namespace/name` on `port` to `addr`: an admission webhook
+    /// whose configuration names the service in `clientConfig.service` (with that port, 443
+    /// when the configuration gives none) is called at `addr`, with its certificate verified
+    /// for `<name>.<namespace>.svc`, as kube-apiserver would reach it in a cluster. Call once
+    /// per service.
+    ///
+    /// ```
+    /// # async fn demo() -> Result<(), rein_testenv::Error> {
+    /// use rein_testenv::TestEnv;
+    ///
+    /// let webhook: std::net::SocketAddr = "127.0.0.1:9443".parse().unwrap();
+    /// let env = TestEnv::builder()
+    ///     .webhook_service("system", "webhook-service", 443, webhook)
+    ///     .start()
+    ///     .await?;
+    /// # drop(env); Ok(()) }
+    /// # tokio::runtime::Runtime::new().unwrap().block_on(demo()).unwrap();
+    /// ```
+    pub fn webhook_service(
+        mut self,
+        namespace: &str,
+        name: &str,
+        port: u16,
+        addr: SocketAddr,
+    ) -> TestEnvBuilder {
+        self.webhook_services.insert(namespace, name, port, addr);
         self
     }
 
@@ -182,6 +213,7 @@ impl TestEnvBuilder {
             validate: self.validate,
             shutdown: CancellationToken::new(),
             server_address: addr.to_string(),
+            webhook_services: self.webhook_services.clone(),
         });
         seed_namespaces(&state);
 

@@ -2,6 +2,7 @@
 //! faults, logs requests and dispatches them to the discovery, OpenAPI and resource handlers.
 
 mod accept;
+mod admitted;
 mod aggregated;
 mod body;
 mod discovery;
@@ -49,6 +50,8 @@ pub(crate) struct State {
     pub(crate) validate: bool,
     pub(crate) shutdown: CancellationToken,
     pub(crate) server_address: String,
+    /// Local addresses of the services webhook configurations name.
+    pub(crate) webhook_services: crate::admission::Services,
 }
 
 /// Accepts connections until `state.shutdown` is cancelled.

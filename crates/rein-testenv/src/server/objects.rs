@@ -9,6 +9,7 @@ use http_body_util::BodyExt;
 use hyper::body::Incoming;
 use serde_json::{Value, json};
 
+use super::admitted::Write;
 use super::body::{self, Body};
 use super::query::Query;
 use super::represent::Representation;
@@ -22,9 +23,9 @@ use crate::store::{ObjKey, Txn, object_key};
 
 /// A handler's answer: a status code and a JSON object, or an error; plus warnings.
 pub(crate) struct Answer {
-    code: u16,
-    body: Arc<Value>,
-    warnings: Vec<String>,
+    pub(super) code: u16,
+    pub(super) body: Arc<Value>,
+    pub(super) warnings: Vec<String>,
 }
 
 /// Answers a request on a resource path.
@@ -123,14 +124,15 @@ async fn respond(state: &Arc<State>, req: Request<Incoming>, path: ResourcePath)
         bytes: &bytes,
         content_type: &content_type,
         field_manager,
+        admitted: false,
     };
     let answer = match (method, path.name.as_deref(), path.subresource.as_deref()) {
-        (Method::POST, None, None) => ctx.create(),
+        (Method::POST, None, None) => ctx.write(Write::Create).await,
         (Method::GET, Some(name), sub) => ctx.get(name, sub),
-        (Method::PUT, Some(name), sub) => ctx.update(name, sub),
-        (Method::PATCH, Some(name), sub) => ctx.patch(name, sub),
-        (Method::DELETE, Some(name), None) => ctx.delete(name),
-        (Method::DELETE, None, None) => ctx.delete_collection(),
+        (Method::PUT, Some(name), sub) => ctx.write(Write::Update(name, sub)).await,
+        (Method::PATCH, Some(name), sub) => ctx.write(Write::Patch(name, sub)).await,
+        (Method::DELETE, Some(name), None) => ctx.write(Write::Delete(name)).await,
+        (Method::DELETE, None, None) => ctx.write(Write::DeleteCollection).await,
         _ => Err(ApiError::method_not_allowed()),
     };
     let resp = match answer {
@@ -196,16 +198,55 @@ fn accepts_json(headers: &http::HeaderMap) -> bool {
 }
 
 /// One request's inputs.
-struct Ctx<'a> {
-    state: &'a Arc<State>,
-    path: &'a ResourcePath,
-    q: &'a Query,
-    bytes: &'a Bytes,
-    content_type: &'a str,
+pub(super) struct Ctx<'a> {
+    pub(super) state: &'a Arc<State>,
+    pub(super) path: &'a ResourcePath,
+    pub(super) q: &'a Query,
+    pub(super) bytes: &'a Bytes,
+    pub(super) content_type: &'a str,
     field_manager: String,
+    /// The body is an object admission already built (managedFields included): write it as
+    /// it is.
+    admitted: bool,
 }
 
-impl Ctx<'_> {
+impl<'a> Ctx<'a> {
+    /// The same request with another query and body.
+    pub(super) fn with<'b>(
+        &self,
+        q: &'b Query,
+        bytes: &'b Bytes,
+        content_type: &'b str,
+        admitted: bool,
+    ) -> Ctx<'b>
+    where
+        'a: 'b,
+    {
+        Ctx {
+            state: self.state,
+            path: self.path,
+            q,
+            bytes,
+            content_type,
+            field_manager: self.field_manager.clone(),
+            admitted,
+        }
+    }
+
+    /// The stored object `name`, if any.
+    pub(super) fn current(&self, name: &str) -> Option<Arc<Value>> {
+        let key = self.key(name).ok()?;
+        self.state.store.lock().get(&self.path.def.key(), &key)
+    }
+
+    /// `obj` as a request on `sub` in the request's version shows it.
+    pub(super) fn view(&self, obj: &Arc<Value>, sub: Option<&str>) -> Result<Value, ApiError> {
+        match sub {
+            Some("scale") => scale::to_scale(&self.path.def, obj),
+            _ => Ok(Value::clone(&self.out(obj))),
+        }
+    }
+
     fn target(&self) -> Target<'_> {
         Target {
             catalogue: &self.state.catalogue,
@@ -234,8 +275,12 @@ impl Ctx<'_> {
     fn write_opts(&self) -> WriteOpts {
         WriteOpts {
             dry_run: self.q.dry_run,
-            field_manager: self.field_manager.clone(),
-            managed_fields_done: false,
+            field_manager: if self.admitted {
+                String::new()
+            } else {
+                self.field_manager.clone()
+            },
+            managed_fields_done: self.admitted,
             skip_validation: !self.state.validate,
         }
     }
@@ -300,7 +345,7 @@ impl Ctx<'_> {
         ))
     }
 
-    fn decode(&self) -> Result<Value, ApiError> {
+    pub(super) fn decode(&self) -> Result<Value, ApiError> {
         self.check_content_type()?;
         let ct = self.content_type.to_ascii_lowercase();
         if crate::proto::is_protobuf(&ct) {
@@ -406,7 +451,7 @@ impl Ctx<'_> {
         })
     }
 
-    fn create(&self) -> Result<Answer, ApiError> {
+    pub(super) fn create(&self) -> Result<Answer, ApiError> {
         let def = &self.path.def;
         if def.namespaced && self.path.namespace.is_none() {
             return Err(ApiError::method_not_allowed());
@@ -449,7 +494,7 @@ impl Ctx<'_> {
         })
     }
 
-    fn update(&self, name: &str, sub: Option<&str>) -> Result<Answer, ApiError> {
+    pub(super) fn update(&self, name: &str, sub: Option<&str>) -> Result<Answer, ApiError> {
         let key = self.key(name)?;
         self.check_content_type()?;
         options::check_write("UpdateOptions", self.q)?;
@@ -500,7 +545,7 @@ impl Ctx<'_> {
         })
     }
 
-    fn patch(&self, name: &str, sub: Option<&str>) -> Result<Answer, ApiError> {
+    pub(super) fn patch(&self, name: &str, sub: Option<&str>) -> Result<Answer, ApiError> {
         let key = self.key(name)?;
         let def = &self.path.def;
         let gvk = self.target().gvk();
@@ -648,7 +693,7 @@ impl Ctx<'_> {
         )
     }
 
-    fn delete_opts(&self) -> Result<DeleteOpts, ApiError> {
+    pub(super) fn delete_opts(&self) -> Result<DeleteOpts, ApiError> {
         options::check_delete(self.q)?;
         let mut opts = DeleteOpts {
             dry_run: self.q.dry_run,
@@ -706,7 +751,7 @@ impl Ctx<'_> {
         Ok(opts)
     }
 
-    fn delete(&self, name: &str) -> Result<Answer, ApiError> {
+    pub(super) fn delete(&self, name: &str) -> Result<Answer, ApiError> {
         let key = self.key(name)?;
         let opts = self.delete_opts()?;
         let def = &self.path.def;
@@ -740,7 +785,7 @@ impl Ctx<'_> {
         })
     }
 
-    fn delete_collection(&self) -> Result<Answer, ApiError> {
+    pub(super) fn delete_collection(&self) -> Result<Answer, ApiError> {
         let def = &self.path.def;
         let opts = self.delete_opts()?;
         let labels = LabelSelector::parse(self.q.label_selector.as_deref().unwrap_or(""))?;

@@ -4,6 +4,8 @@
 //! per file cost hundreds of megabytes of disk and a link each. Run one file's tests with
 //! `cargo test -p rein-testenv --test it <module>::`.
 
+mod admission;
+mod admission_support;
 mod auth;
 mod crd;
 mod crd_lifecycle;
