@@ -15,6 +15,7 @@ use crate::Object;
 ///
 /// let opts = ClientOptions::default().uncached::<Secret>().field_owner("my-operator");
 /// assert_eq!(opts.uncached.len(), 1);
+/// assert!(opts.read_your_writes.enabled, "read-your-own-writes is on by default");
 /// ```
 #[derive(Debug, Clone, Default)]
 pub struct ClientOptions {
