@@ -125,9 +125,15 @@ async fn run() {
     let cm_key = ObjectKey::new("default", "cm");
     let _: ConfigMap = on.get(&cm_key).await.unwrap_or_else(|e| panic!("{e}"));
 
-    // Reads with no recent writes: `on` has written ConfigMaps (so it follows that kind) but
-    // not Pods; then a read of a kind it follows with nothing open.
+    // Reads with no write still open: `on` has written the pod (so it follows Pods) and read
+    // it back (so nothing is open); `off` does not track at all.
     let key = ObjectKey::new("default", "pod-7");
+    let label = Patch::Merge(serde_json::json!({"metadata": {"labels": {"touched": "yes"}}}));
+    let _: Pod = on
+        .patch(&key, &label, &PatchParams::default())
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    let _: Pod = on.get(&key).await.unwrap_or_else(|e| panic!("{e}"));
     let by_label = ListOptions::default()
         .namespace("default")
         .matching_labels([("app", "app-3")]);

@@ -32,6 +32,11 @@ use read_your_writes::{Scope, Tracker, store_key};
 /// uncached in [`ClientOptions`]; built without one, every read goes to the API server.
 /// Writes always go to the API server. Each read logs at debug level and counts in the
 /// `rein_client_reads_total{source=…}` metric which path served it.
+///
+/// Cached reads see this client's own writes: after a write returns, a `get` of that object
+/// or a `list` of that kind through this client (or a clone) waits, bounded, until the cache
+/// has caught up with the write ([`ReadYourWrites`], on by default, says exactly what is and
+/// is not guaranteed).
 #[derive(Clone)]
 pub struct Client {
     inner: Arc<Inner>,
