@@ -70,7 +70,10 @@ use kind::{Follower, KindState};
 pub struct ReadYourWrites {
     /// Whether reads wait for the client's own writes (default: on).
     pub enabled: bool,
-    /// The longest a read waits for the cache to catch up (default 5 s).
+    /// The longest a read waits for the cache to catch up (default 5 s). A write the cache
+    /// has not reached stays expected: every later read it covers waits again (so a cache that
+    /// stopped following the server slows those reads by this much each, and says so in a
+    /// warning and the metric, rather than answering silently stale).
     pub timeout: Duration,
     /// What a read does when the wait times out (default: answer from the cache, with a
     /// warning and the `rein_client_read_your_writes_waits_total{outcome="timed_out"}` metric).
