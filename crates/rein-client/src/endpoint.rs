@@ -176,11 +176,22 @@ impl Endpoint {
         key: &ObjectKey,
         dp: &DeleteParams,
     ) -> Result<(), Error> {
-        let action = self.action("deleting", key);
-        let req = self.object_request(key.namespace.as_deref(), &action)?;
-        Self::send::<serde_json::Value>(kube, action, req.delete(&key.name, dp))
+        self.delete_returning::<serde_json::Value>(kube, key, dp)
             .await
             .map(drop)
+    }
+
+    /// Deletes and decodes the answer: the object (still terminating, or as deleted) or a
+    /// `Status`, depending on the kind and the server.
+    pub(crate) async fn delete_returning<T: DeserializeOwned>(
+        &self,
+        kube: &kube_client::Client,
+        key: &ObjectKey,
+        dp: &DeleteParams,
+    ) -> Result<T, Error> {
+        let action = self.action("deleting", key);
+        let req = self.object_request(key.namespace.as_deref(), &action)?;
+        Self::send::<T>(kube, action, req.delete(&key.name, dp)).await
     }
 
     pub(crate) async fn delete_collection(

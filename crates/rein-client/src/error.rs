@@ -138,6 +138,17 @@ pub enum Error {
         /// What was being attempted.
         action: String,
     },
+    /// A read through the cache-backed client waited for the cache to reach this client's
+    /// own earlier write of the kind and gave up (with
+    /// [`OnTimeout::Fail`](crate::OnTimeout::Fail); see
+    /// [`ReadYourWrites`](crate::ReadYourWrites)).
+    #[error("{action}: the cache did not reach this client's own write within {after:?}")]
+    ReadYourWritesTimeout {
+        /// What was being attempted.
+        action: String,
+        /// How long the read waited.
+        after: std::time::Duration,
+    },
     /// A newly started informer did not sync within
     /// [`CacheOptions::informer_sync_timeout`](crate::cache::CacheOptions::informer_sync_timeout)
     /// (its list keeps failing, or the server does not answer).

@@ -42,7 +42,9 @@ pub mod patch;
 pub mod retry;
 pub mod timeout;
 
-pub use client::{Client, ClientBuilder, ClientOptions, SubResourceClient};
+pub use client::{
+    Client, ClientBuilder, ClientOptions, OnTimeout, ReadYourWrites, SubResourceClient,
+};
 pub use error::{Error, StatusReason, ignore_already_exists, ignore_not_found};
 pub use kube_client::core::{DynamicObject, ObjectList};
 pub use options::{

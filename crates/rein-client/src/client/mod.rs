@@ -2,6 +2,7 @@
 //! writes to the API server.
 
 mod options;
+mod read_your_writes;
 mod subresource;
 
 use std::sync::Arc;
@@ -11,6 +12,7 @@ use rein_scheme::{GroupVersionKind, ObjectKey, RestMapper, RestMapping, Scheme};
 use serde::Serialize;
 
 pub use options::ClientOptions;
+pub use read_your_writes::{OnTimeout, ReadYourWrites, WaitOutcome, read_your_writes_waits};
 pub use subresource::SubResourceClient;
 
 use crate::cache::Cache;
@@ -20,6 +22,7 @@ use crate::endpoint::Endpoint;
 use crate::metrics::{self, ReadSource};
 use crate::options::{DeleteParams, ListOptions, Patch, PatchParams, PostParams};
 use crate::{Error, Object};
+use read_your_writes::{Scope, Tracker, store_key};
 
 /// controller-runtime's client: typed CRUD for every kind, a status and sub-resource writer,
 /// a dynamic client and a discovery client. A cheap `Clone` handle.
@@ -29,6 +32,11 @@ use crate::{Error, Object};
 /// uncached in [`ClientOptions`]; built without one, every read goes to the API server.
 /// Writes always go to the API server. Each read logs at debug level and counts in the
 /// `rein_client_reads_total{source=…}` metric which path served it.
+///
+/// Cached reads see this client's own writes: after a write returns, a `get` of that object
+/// or a `list` of that kind through this client (or a clone) waits, bounded, until the cache
+/// has caught up with the write ([`ReadYourWrites`], on by default, says exactly what is and
+/// is not guaranteed).
 #[derive(Clone)]
 pub struct Client {
     inner: Arc<Inner>,
@@ -40,6 +48,8 @@ struct Inner {
     mapper: RestMapper,
     cache: Option<Cache>,
     options: ClientOptions,
+    /// This client's writes not yet seen by the cache (shared by its clones).
+    tracker: Tracker,
 }
 
 impl std::fmt::Debug for Client {
@@ -102,6 +112,7 @@ impl Client {
                 mapper: self.inner.mapper.clone(),
                 cache: None,
                 options: self.inner.options.clone(),
+                tracker: Tracker::new(self.inner.options.read_your_writes.clone()),
             }),
         }
     }
@@ -173,6 +184,11 @@ impl Client {
     pub async fn get<K: Object>(&self, key: &ObjectKey) -> Result<K, Error> {
         let endpoint = Endpoint::of::<K>();
         if let Some(cache) = self.reads_from_cache(&endpoint.gvk) {
+            let scope = Scope::Key(store_key::<K>(key));
+            self.inner
+                .tracker
+                .before_read::<K>(cache, "get", scope, key)
+                .await?;
             Self::record_read(&endpoint.gvk, "get", key, ReadSource::Cache);
             return cache.get::<K>(key).await;
         }
@@ -185,6 +201,14 @@ impl Client {
         let endpoint = Endpoint::of::<K>();
         let target = opts.namespace.as_deref().unwrap_or("(all namespaces)");
         if let Some(cache) = self.reads_from_cache(&endpoint.gvk) {
+            let namespace = opts
+                .namespace
+                .clone()
+                .filter(|ns| !ns.is_empty() && endpoint.namespaced());
+            self.inner
+                .tracker
+                .before_read::<K>(cache, "list", Scope::Namespace(namespace), &target)
+                .await?;
             Self::record_read(&endpoint.gvk, "list", &target, ReadSource::Cache);
             return cache.list::<K>(opts).await;
         }
@@ -198,18 +222,22 @@ impl Client {
     /// Creates the object; returns what the server stored.
     pub async fn create<K: Object>(&self, obj: &K, pp: &PostParams) -> Result<K, Error> {
         let pp = self.post_params(pp);
-        Endpoint::of::<K>()
+        let stored = Endpoint::of::<K>()
             .create(self.kube(), &ObjectKey::from_object(obj), obj, &pp)
-            .await
+            .await?;
+        self.wrote(&stored, pp.dry_run);
+        Ok(stored)
     }
 
     /// Replaces the object (optimistic concurrency on its resourceVersion); returns what the
     /// server stored.
     pub async fn update<K: Object>(&self, obj: &K, pp: &PostParams) -> Result<K, Error> {
         let pp = self.post_params(pp);
-        Endpoint::of::<K>()
+        let stored = Endpoint::of::<K>()
             .replace(self.kube(), &ObjectKey::from_object(obj), obj, &pp, None)
-            .await
+            .await?;
+        self.wrote(&stored, pp.dry_run);
+        Ok(stored)
     }
 
     /// Patches the object at `key` (merge, JSON, strategic or server-side apply).
@@ -220,9 +248,11 @@ impl Client {
         pp: &PatchParams,
     ) -> Result<K, Error> {
         let pp = self.patch_params(pp);
-        Endpoint::of::<K>()
+        let stored = Endpoint::of::<K>()
             .patch(self.kube(), key, patch, &pp, None)
-            .await
+            .await?;
+        self.wrote(&stored, pp.dry_run);
+        Ok(stored)
     }
 
     /// Server-side applies the whole object under `field_owner` (or the client's default owner).
@@ -249,7 +279,13 @@ impl Client {
     pub async fn delete<K: Object>(&self, key: &ObjectKey, dp: &DeleteParams) -> Result<(), Error> {
         let mut dp = dp.clone();
         dp.dry_run |= self.inner.options.dry_run;
-        Endpoint::of::<K>().delete(self.kube(), key, &dp).await
+        let endpoint = Endpoint::of::<K>();
+        let Some(cache) = self.tracked_cache(&endpoint.gvk, dp.dry_run) else {
+            return endpoint.delete(self.kube(), key, &dp).await;
+        };
+        let answer: serde_json::Value = endpoint.delete_returning(self.kube(), key, &dp).await?;
+        self.inner.tracker.deleted::<K>(cache, key, &answer);
+        Ok(())
     }
 
     /// Deletes every object matching the list options (namespace and selectors).
@@ -268,6 +304,22 @@ impl Client {
         let mut dp = dp.clone();
         dp.dry_run |= self.inner.options.dry_run;
         endpoint.delete_collection(self.kube(), opts, &dp).await
+    }
+
+    /// The cache whose reads wait for this client's writes of `gvk`, unless the write is a
+    /// dry run or the kind is read uncached.
+    fn tracked_cache(&self, gvk: &GroupVersionKind, dry_run: bool) -> Option<&Cache> {
+        if dry_run || !self.inner.options.read_your_writes.enabled {
+            return None;
+        }
+        self.reads_from_cache(gvk)
+    }
+
+    /// Records a write answered with `stored`, for read-your-own-writes.
+    pub(crate) fn wrote<K: Object>(&self, stored: &K, dry_run: bool) {
+        if let Some(cache) = self.tracked_cache(&Endpoint::of::<K>().gvk, dry_run) {
+            self.inner.tracker.wrote(cache, stored);
+        }
     }
 
     pub(crate) fn post_params(&self, pp: &PostParams) -> PostParams {
@@ -344,6 +396,7 @@ impl ClientBuilder {
                 kube: self.kube,
                 scheme,
                 mapper,
+                tracker: Tracker::new(self.options.read_your_writes.clone()),
                 cache: self.cache,
                 options: self.options,
             }),

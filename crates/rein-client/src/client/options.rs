@@ -4,6 +4,7 @@ use std::collections::HashSet;
 
 use rein_scheme::GroupVersionKind;
 
+use super::ReadYourWrites;
 use crate::Object;
 
 /// How the delegating client behaves (controller-runtime's `client.Options` + `CacheOptions`).
@@ -14,6 +15,7 @@ use crate::Object;
 ///
 /// let opts = ClientOptions::default().uncached::<Secret>().field_owner("my-operator");
 /// assert_eq!(opts.uncached.len(), 1);
+/// assert!(opts.read_your_writes.enabled, "read-your-own-writes is on by default");
 /// ```
 #[derive(Debug, Clone, Default)]
 pub struct ClientOptions {
@@ -25,6 +27,10 @@ pub struct ClientOptions {
     pub field_owner: Option<String>,
     /// Send every write as a dry run.
     pub dry_run: bool,
+    /// Whether and how long a cached read waits for the cache to reach this client's own
+    /// earlier writes of the kind (default: on, 5 s, then answer from the cache); see
+    /// [`ReadYourWrites`] for exactly what it guarantees.
+    pub read_your_writes: ReadYourWrites,
 }
 
 impl ClientOptions {
@@ -54,6 +60,12 @@ impl ClientOptions {
     /// Every write is a dry run.
     pub fn dry_run(mut self, enabled: bool) -> Self {
         self.dry_run = enabled;
+        self
+    }
+
+    /// Read-your-own-writes settings ([`ReadYourWrites::disabled`] turns it off).
+    pub fn read_your_writes(mut self, read_your_writes: ReadYourWrites) -> Self {
+        self.read_your_writes = read_your_writes;
         self
     }
 }

@@ -46,9 +46,11 @@ impl SubResourceClient {
     pub async fn update<K: Object>(&self, obj: &K, pp: &PostParams) -> Result<K, Error> {
         let key = ObjectKey::from_object(obj);
         let pp = self.client.post_params(pp);
-        Endpoint::of::<K>()
+        let stored = Endpoint::of::<K>()
             .replace(self.client.kube(), &key, obj, &pp, Some(&self.name))
-            .await
+            .await?;
+        self.client.wrote(&stored, pp.dry_run);
+        Ok(stored)
     }
 
     /// Patches the sub-resource of `key`; returns the object.
@@ -59,9 +61,11 @@ impl SubResourceClient {
         pp: &PatchParams,
     ) -> Result<K, Error> {
         let pp = self.client.patch_params(pp);
-        Endpoint::of::<K>()
+        let stored = Endpoint::of::<K>()
             .patch(self.client.kube(), key, patch, &pp, Some(&self.name))
-            .await
+            .await?;
+        self.client.wrote(&stored, pp.dry_run);
+        Ok(stored)
     }
 
     /// Replaces the sub-resource of `key` with a body of its own type (e.g. a `Scale`).

@@ -13,6 +13,7 @@ use prometheus_client::metrics::counter::Counter;
 use prometheus_client::metrics::family::Family;
 use prometheus_client::registry::Registry;
 
+pub use crate::client::{WaitOutcome, read_your_writes_waits};
 pub use rest::{RestClientMetrics, RestClientMetricsLayer, rest_client_requests};
 
 /// The registry every rein crate registers its metrics in; rein-manager's metrics server

@@ -5,4 +5,5 @@ mod client;
 mod controllerutil;
 mod crd;
 mod errors;
+mod read_your_writes;
 mod support;
