@@ -211,6 +211,16 @@ impl SharedInformerFactory {
         Lister::new(self.informer::<K>().indexer())
     }
 
+    /// The informer of `K` if it has been created; never creates one.
+    pub fn existing_informer<K: Object>(&self) -> Option<Arc<SharedIndexInformer<K>>> {
+        let informer = self
+            .informers
+            .lock()
+            .get(&InformerKey::typed::<K>())
+            .map(|e| e.informer.clone())?;
+        informer.as_any().downcast::<SharedIndexInformer<K>>().ok()
+    }
+
     /// Whether the informer of `K` has been created.
     pub fn has_informer<K: 'static>(&self) -> bool {
         self.informers

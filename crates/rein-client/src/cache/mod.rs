@@ -142,11 +142,7 @@ impl Cache {
     /// The shared informer for `K` if one exists already (made by a read, a controller's
     /// watch or [`Cache::informer_for`]); never creates, starts or waits for one.
     pub fn existing_informer_for<K: Object>(&self) -> Option<Arc<SharedIndexInformer<K>>> {
-        self.inner
-            .informers
-            .lock()
-            .get(&Self::typed_key::<K>())
-            .and_then(|e| e.informer.clone().downcast::<SharedIndexInformer<K>>().ok())
+        self.inner.factory.existing_informer::<K>()
     }
 
     /// The shared informer for a dynamic kind (as [`Cache::informer_for`]).

@@ -134,6 +134,20 @@ impl CacheOptions {
             resync_period: Some(self.sync_period),
         }
     }
+    /// The label and field selectors the cache's informer of `gvk` uses: its `ByObject`
+    /// override's, else the defaults.
+    pub(crate) fn selectors_for(
+        &self,
+        gvk: &GroupVersionKind,
+    ) -> (Option<labels::Selector>, Option<fields::Selector>) {
+        let by = self.by_object.get(gvk);
+        (
+            by.and_then(|b| b.label_selector.clone())
+                .or_else(|| self.default_label_selector.clone()),
+            by.and_then(|b| b.field_selector.clone())
+                .or_else(|| self.default_field_selector.clone()),
+        )
+    }
 }
 
 impl ByObject {

@@ -324,18 +324,14 @@ fn cache_holds<K: Object>(cache: &Cache, obj: &K) -> bool {
     {
         return false;
     }
-    let settings = options.for_kind(&Endpoint::of::<K>().gvk);
-    if let Some(labels) = &settings.label_selector {
+    let (label_selector, field_selector) = options.selectors_for(&Endpoint::of::<K>().gvk);
+    if let Some(labels) = &label_selector {
         let none = std::collections::BTreeMap::new();
         if !labels.matches(meta.labels.as_ref().unwrap_or(&none)) {
             return false;
         }
     }
-    if let Some(fields) = settings
-        .field_selector
-        .as_ref()
-        .filter(|f| !f.is_everything())
-    {
+    if let Some(fields) = field_selector.as_ref().filter(|f| !f.is_everything()) {
         let mut json = None;
         return fields.matches(|field| match field {
             "metadata.name" => meta.name.clone(),
