@@ -355,6 +355,7 @@ async fn cached_env_capacity(compact: bool) -> Vec<(usize, usize)> {
         spec: Some(PodSpec {
             containers: vec![Container {
                 name: "c".into(),
+                image: Some("busybox".into()),
                 env: Some(
                     (0..5)
                         .map(|i| EnvVar {
