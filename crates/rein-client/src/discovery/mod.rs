@@ -5,6 +5,7 @@
 mod tests;
 
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::APIResourceList;
+use kube_client::core::discovery::v2::APIGroupDiscovery;
 use rein_scheme::{
     GroupVersion, GroupVersionKind, GroupVersionResource, RestMapper, RestMapping, Scope,
 };
@@ -89,8 +90,51 @@ impl DiscoveryClient {
         Ok(resources_of(gv, &list))
     }
 
-    /// Every resource of every served group/version.
+    /// Every resource of every served group/version: from aggregated discovery (two requests,
+    /// `/api` and `/apis`, as client-go asks since Kubernetes 1.30), or, when the server does
+    /// not answer it, from the legacy documents (one request per group/version).
     pub async fn server_resources(&self) -> Result<Vec<ServedResource>, Error> {
+        match self.server_resources_aggregated().await {
+            Ok(resources) => Ok(resources),
+            Err(err) => {
+                tracing::debug!(error = %err, "aggregated discovery failed; using the legacy documents");
+                self.server_resources_legacy().await
+            }
+        }
+    }
+
+    /// Every resource of every served group/version from aggregated discovery
+    /// (`apidiscovery.k8s.io/v2`); fails when the server does not serve it.
+    pub async fn server_resources_aggregated(&self) -> Result<Vec<ServedResource>, Error> {
+        let action = "reading aggregated discovery";
+        let core = self
+            .kube
+            .list_core_api_versions_aggregated()
+            .await
+            .map_err(|e| Error::from_kube(action, e))?;
+        let groups = self
+            .kube
+            .list_api_groups_aggregated()
+            .await
+            .map_err(|e| Error::from_kube(action, e))?;
+        // A server without aggregated discovery answers the legacy documents (the request
+        // accepts them too), which decode as empty lists: every server serves core `v1`.
+        if core.items.is_empty() {
+            return Err(Error::NotServed {
+                action: action.to_owned(),
+                gvk: GroupVersionKind::new("apidiscovery.k8s.io", "v2", "APIGroupDiscoveryList"),
+            });
+        }
+        Ok(core
+            .items
+            .iter()
+            .chain(groups.items.iter())
+            .flat_map(aggregated_resources)
+            .collect())
+    }
+
+    /// Every resource of every served group/version from the legacy documents.
+    pub async fn server_resources_legacy(&self) -> Result<Vec<ServedResource>, Error> {
         let mut out = Vec::new();
         for gv in self.server_group_versions().await? {
             out.extend(self.server_resources_for(&gv).await?);
@@ -153,6 +197,55 @@ impl DiscoveryClient {
             gvk: GroupVersionKind::new(&gvr.group, &gvr.version, ""),
         })
     }
+}
+
+/// The resources of one group of an aggregated discovery document.
+fn aggregated_resources(group: &APIGroupDiscovery) -> Vec<ServedResource> {
+    let name = group
+        .metadata
+        .as_ref()
+        .and_then(|m| m.name.clone())
+        .unwrap_or_default();
+    let mut out = Vec::new();
+    for version in &group.versions {
+        let Some(v) = version.version.as_deref() else {
+            continue;
+        };
+        for r in &version.resources {
+            let Some(resource) = r.resource.as_deref() else {
+                continue;
+            };
+            let kind = r.response_kind.as_ref();
+            let gvk = GroupVersionKind::new(
+                kind.and_then(|k| k.group.as_deref())
+                    .filter(|g| !g.is_empty())
+                    .unwrap_or(&name),
+                kind.and_then(|k| k.version.as_deref())
+                    .filter(|v| !v.is_empty())
+                    .unwrap_or(v),
+                kind.and_then(|k| k.kind.as_deref()).unwrap_or_default(),
+            );
+            out.push(ServedResource {
+                mapping: RestMapping {
+                    gvk,
+                    gvr: GroupVersionResource::new(&name, v, resource),
+                    scope: if r.scope.as_deref() == Some("Namespaced") {
+                        Scope::Namespaced
+                    } else {
+                        Scope::Cluster
+                    },
+                },
+                verbs: r.verbs.clone(),
+                subresources: r
+                    .subresources
+                    .iter()
+                    .filter_map(|s| s.subresource.clone())
+                    .collect(),
+                short_names: r.short_names.clone(),
+            });
+        }
+    }
+    out
 }
 
 fn resources_of(gv: &GroupVersion, list: &APIResourceList) -> Vec<ServedResource> {

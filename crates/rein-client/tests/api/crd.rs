@@ -265,3 +265,50 @@ async fn dynamic_client_on_a_builtin_kind_uses_the_static_mapping() {
             .is_empty()
     );
 }
+
+/// Discovery reads the aggregated documents (two requests) and they agree with the legacy
+/// ones; when aggregated discovery fails, the legacy documents are read instead.
+#[tokio::test]
+async fn discovery_is_aggregated_with_a_legacy_fallback() {
+    let (env, client) = env().await;
+    let key = |r: &rein_client::discovery::ServedResource| {
+        let mut subresources = r.subresources.clone();
+        subresources.sort();
+        (
+            r.mapping.gvr.to_string(),
+            r.mapping.gvk.to_string(),
+            r.mapping.scope == rein_scheme::Scope::Namespaced,
+            subresources,
+        )
+    };
+    let discovery = client.discovery();
+    let before = env.requests().len();
+    let aggregated = discovery.server_resources_aggregated().await.unwrap();
+    let paths: Vec<String> = env.requests()[before..]
+        .iter()
+        .map(|r| r.path.clone())
+        .collect();
+    assert_eq!(paths, ["/api", "/apis"], "two requests");
+    let legacy = discovery.server_resources_legacy().await.unwrap();
+    let mut a: Vec<_> = aggregated.iter().map(key).collect();
+    let mut l: Vec<_> = legacy.iter().map(key).collect();
+    a.sort();
+    l.sort();
+    assert_eq!(a, l);
+    assert!(a.iter().any(|(gvr, ..)| gvr.contains("deployments")));
+
+    // The aggregated /apis answer fails once: the legacy documents are read.
+    env.faults()
+        .inject(rein_testenv::Fault::server_error(1).matching("/apis"));
+    let before = env.requests().len();
+    let resources = discovery.server_resources().await.unwrap();
+    let mut r: Vec<_> = resources.iter().map(key).collect();
+    r.sort();
+    assert_eq!(r, l);
+    assert!(
+        env.requests()[before..]
+            .iter()
+            .any(|r| r.path == "/apis/apps/v1"),
+        "the fallback read the per-group documents"
+    );
+}
