@@ -4,7 +4,7 @@
 use std::collections::BTreeMap;
 
 pub use kube_client::core::params::{
-    DeleteParams, Patch, PatchParams, PostParams, Preconditions, PropagationPolicy,
+    DeleteParams, Patch, PatchParams, PostParams, Preconditions, PropagationPolicy, VersionMatch,
 };
 use rein_scheme::{fields, labels};
 
@@ -32,8 +32,11 @@ pub struct ListOptions {
     pub limit: Option<u32>,
     /// Continue a paged list (server only).
     pub continue_token: Option<String>,
-    /// `resourceVersion` semantics for the list (server only).
+    /// `resourceVersion` for the list (server only).
     pub resource_version: Option<String>,
+    /// How `resource_version` applies (`resourceVersionMatch`, server only): `Exact` lists
+    /// the collection as it was at that version, `NotOlderThan` at that version or newer.
+    pub resource_version_match: Option<VersionMatch>,
 }
 
 impl ListOptions {
@@ -88,6 +91,18 @@ impl ListOptions {
         self
     }
 
+    /// Lists as of `resource_version` with `resourceVersionMatch` (server only; kube-apiserver
+    /// refuses `Exact` with `"0"`).
+    pub fn resource_version(
+        mut self,
+        resource_version: impl Into<String>,
+        version_match: VersionMatch,
+    ) -> Self {
+        self.resource_version = Some(resource_version.into());
+        self.resource_version_match = Some(version_match);
+        self
+    }
+
     /// Continues a paged list.
     pub fn continue_token(mut self, token: impl Into<String>) -> Self {
         self.continue_token = Some(token.into());
@@ -106,6 +121,7 @@ impl ListOptions {
         lp.limit = self.limit;
         lp.continue_token = self.continue_token.clone();
         lp.resource_version = self.resource_version.clone();
+        lp.version_match = self.resource_version_match.clone();
         lp
     }
 }

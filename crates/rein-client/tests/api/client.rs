@@ -439,3 +439,61 @@ async fn the_limiter_layer_sits_under_a_working_client() {
         .unwrap();
     assert_eq!(list.items.len(), 10);
 }
+
+/// `resourceVersionMatch=Exact` lists the collection as it was: a ConfigMap created after that
+/// version is not in it; `NotOlderThan` lists it as of then or later.
+#[tokio::test]
+async fn a_list_can_ask_for_an_exact_resource_version() {
+    let (_env, client) = env().await;
+    let reader = client.api_reader();
+    reader
+        .create(
+            &config_map("default", "before", &[]),
+            &PostParams::default(),
+        )
+        .await
+        .unwrap();
+    let then = reader
+        .list::<ConfigMap>(&ListOptions::default().namespace("default"))
+        .await
+        .unwrap()
+        .metadata
+        .resource_version
+        .expect("a list resourceVersion");
+    reader
+        .create(&config_map("default", "after", &[]), &PostParams::default())
+        .await
+        .unwrap();
+    let names = |list: rein_client::ObjectList<ConfigMap>| -> Vec<String> {
+        let mut n: Vec<String> = list
+            .items
+            .into_iter()
+            .filter_map(|c| c.metadata.name)
+            .filter(|n| n == "before" || n == "after")
+            .collect();
+        n.sort();
+        n
+    };
+    let exact = reader
+        .list::<ConfigMap>(
+            &ListOptions::default()
+                .namespace("default")
+                .resource_version(then.clone(), rein_client::VersionMatch::Exact),
+        )
+        .await
+        .unwrap();
+    assert_eq!(
+        exact.metadata.resource_version.as_deref(),
+        Some(then.as_str())
+    );
+    assert_eq!(names(exact), ["before"]);
+    let newer = reader
+        .list::<ConfigMap>(
+            &ListOptions::default()
+                .namespace("default")
+                .resource_version(then, rein_client::VersionMatch::NotOlderThan),
+        )
+        .await
+        .unwrap();
+    assert_eq!(names(newer), ["after", "before"]);
+}
