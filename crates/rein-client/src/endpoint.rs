@@ -1,9 +1,11 @@
 //! `Endpoint`: one kind's REST collection, and the raw verbs on it shared by the typed and
 //! dynamic clients.
 
+use futures::StreamExt;
+use futures::stream::BoxStream;
 use kube_client::core::{
-    ApiResource, DynamicObject, ObjectList, Request, Resource,
-    params::{DeleteParams, GetParams, Patch, PatchParams, PostParams},
+    ApiResource, DynamicObject, ObjectList, Request, Resource, WatchEvent,
+    params::{DeleteParams, GetParams, Patch, PatchParams, PostParams, WatchParams},
 };
 use rein_scheme::{GroupVersionKind, ObjectKey, RestMapping, Scope};
 use serde::Serialize;
@@ -108,6 +110,40 @@ impl Endpoint {
         );
         let req = self.collection_request(opts.namespace.as_deref());
         Self::send(kube, action, req.list(&opts.to_list_params())).await
+    }
+
+    /// A watch of the collection from `resource_version`, with the list options' selectors.
+    pub(crate) async fn watch<T: DeserializeOwned + Clone + Send + 'static>(
+        &self,
+        kube: &kube_client::Client,
+        opts: &ListOptions,
+        resource_version: &str,
+        timeout: Option<u32>,
+    ) -> Result<BoxStream<'static, Result<WatchEvent<T>, Error>>, Error> {
+        let target = opts.namespace.as_deref().unwrap_or("(all namespaces)");
+        let action = self.action("watching", &target);
+        let lp = opts.to_list_params();
+        let wp = WatchParams {
+            label_selector: lp.label_selector,
+            field_selector: lp.field_selector,
+            timeout,
+            bookmarks: true,
+            ..WatchParams::default()
+        };
+        let req = self.collection_request(opts.namespace.as_deref());
+        let request = req
+            .watch(&wp, resource_version)
+            .map_err(|e| Error::InvalidInput {
+                action: action.clone(),
+                problem: e.to_string(),
+            })?;
+        let events = kube
+            .request_events::<T>(request)
+            .await
+            .map_err(|e| Error::from_kube(action.clone(), e))?;
+        Ok(events
+            .map(move |event| event.map_err(|e| Error::from_kube(action.clone(), e)))
+            .boxed())
     }
 
     pub(crate) async fn create<T: Serialize + DeserializeOwned>(

@@ -7,7 +7,8 @@ mod subresource;
 
 use std::sync::Arc;
 
-use kube_client::core::ObjectList;
+use futures::stream::BoxStream;
+use kube_client::core::{ObjectList, WatchEvent};
 use rein_scheme::{GroupVersionKind, ObjectKey, RestMapper, RestMapping, Scheme};
 use serde::Serialize;
 
@@ -217,6 +218,21 @@ impl Client {
             return Ok(empty_list());
         }
         endpoint.list(self.kube(), opts).await
+    }
+
+    /// Watches the kind on the API server from `resource_version` (controller-runtime's
+    /// `WithWatch` client): the namespace and selectors of `opts` apply, bookmarks are asked
+    /// for, and the server ends the watch after `timeout_seconds` (its own default when
+    /// `None`). Watches never go through the cache; a controller watches through its sources.
+    pub async fn watch<K: Object>(
+        &self,
+        opts: &ListOptions,
+        resource_version: &str,
+        timeout_seconds: Option<u32>,
+    ) -> Result<BoxStream<'static, Result<WatchEvent<K>, Error>>, Error> {
+        Endpoint::of::<K>()
+            .watch(self.kube(), opts, resource_version, timeout_seconds)
+            .await
     }
 
     /// Creates the object; returns what the server stored.

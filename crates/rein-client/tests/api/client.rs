@@ -497,3 +497,49 @@ async fn a_list_can_ask_for_an_exact_resource_version() {
         .unwrap();
     assert_eq!(names(newer), ["after", "before"]);
 }
+
+/// The client watches the server from a list's resourceVersion, with its selectors: only the
+/// matching ConfigMap created afterwards arrives.
+#[tokio::test]
+async fn the_client_watches_from_a_resource_version() {
+    use futures::StreamExt;
+    use kube_client::core::WatchEvent;
+
+    let (_env, client) = env().await;
+    let opts = ListOptions::default()
+        .namespace("default")
+        .matching_labels([("watched", "yes")]);
+    let rv = client
+        .api_reader()
+        .list::<ConfigMap>(&opts)
+        .await
+        .unwrap()
+        .metadata
+        .resource_version
+        .expect("a list resourceVersion");
+    let mut events = client
+        .watch::<ConfigMap>(&opts, &rv, Some(30))
+        .await
+        .unwrap();
+    let mut ignored = config_map("default", "ignored", &[]);
+    ignored.metadata.labels = Some([("watched".to_owned(), "no".to_owned())].into());
+    let mut seen = config_map("default", "seen", &[]);
+    seen.metadata.labels = Some([("watched".to_owned(), "yes".to_owned())].into());
+    for cm in [&ignored, &seen] {
+        client.create(cm, &PostParams::default()).await.unwrap();
+    }
+    let first = tokio::time::timeout(std::time::Duration::from_secs(30), async {
+        loop {
+            match events.next().await.expect("the watch stays open").unwrap() {
+                WatchEvent::Bookmark(_) => continue,
+                other => break other,
+            }
+        }
+    })
+    .await
+    .expect("an event within 30 s");
+    match first {
+        WatchEvent::Added(cm) => assert_eq!(cm.metadata.name.as_deref(), Some("seen")),
+        other => panic!("expected ADDED, got {other:?}"),
+    }
+}
