@@ -18,7 +18,7 @@ use clap::Parser;
 use kube_client::api::{ListParams, PostParams};
 use kube_client::{Api, Client as KubeClient};
 use rein::client::{Client, ObjectKey};
-use rein::controller::builder::ControllerManagedBy;
+use rein::controller::ControllerManagedBy;
 use rein::controller::{Action, Context, Reconciler, Request};
 use rein::manager::config::{self, ConfigSources};
 use rein::manager::webhook::{

@@ -20,7 +20,7 @@
 //! # let _ = reconciler;
 //! ```
 
-pub mod builder;
+mod builder;
 mod controller;
 pub mod event;
 pub mod finalizer;
@@ -33,7 +33,7 @@ pub mod recorder;
 mod runnable;
 pub mod source;
 
-pub use builder::ControllerManagedBy;
+pub use builder::{BuildError, ControllerManagedBy, OwnsOptions};
 pub use controller::{Controller, ControllerOptions, Error, QueueSnapshot, queue_snapshots};
 pub use metrics::WorkqueueMetrics;
 pub use queue::{LOW_PRIORITY, RequestQueue};

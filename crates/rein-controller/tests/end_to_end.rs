@@ -385,7 +385,7 @@ async fn controller_metrics_use_controller_runtime_names() {
 
 #[tokio::test]
 async fn the_builder_rejects_incomplete_controllers() {
-    use rein_controller::builder::BuildError;
+    use rein_controller::BuildError;
     let host = TestHost::start().await;
     let (_, r) = recording();
     let err = ControllerManagedBy::new(&host)

@@ -27,7 +27,7 @@ pub enum SoakError {
         name: &'static str,
         /// The builder's error.
         #[source]
-        source: rein::controller::builder::BuildError,
+        source: rein::controller::BuildError,
     },
     /// The manager's caches did not sync in time.
     #[error("waiting {0:?} for the manager to start and sync its caches")]

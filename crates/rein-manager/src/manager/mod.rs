@@ -37,7 +37,7 @@ use group::Group;
 /// leader election, once this process leads) the controllers. A cheap `Clone` handle.
 ///
 /// Controllers are added with [`Manager::add`] or the builder
-/// (`rein_controller::builder::ControllerManagedBy::new(&manager)`), which uses the
+/// (`rein_controller::ControllerManagedBy::new(&manager)`), which uses the
 /// [`ControllerHost`] implementation.
 #[derive(Clone)]
 pub struct Manager {
