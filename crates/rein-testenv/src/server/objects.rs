@@ -285,26 +285,22 @@ impl<'a> Ctx<'a> {
         }
     }
 
-    /// Where an apply to this path lands. As kube-apiserver's custom resource strategies,
-    /// a custom resource with a status subresource resets `status` on the main resource and
-    /// `metadata` and `spec` through `status`.
+    /// Where an apply to this path lands. As kube-apiserver's strategies: a kind with a
+    /// status subresource resets `status` on the main resource; through `status`, a custom
+    /// resource resets `metadata` and `spec`, a built-in `spec`.
     fn apply_scope(&self, sub: Subresource) -> patch::ApplyScope<'static> {
         let def = &self.path.def;
         match sub {
             Subresource::Main => patch::ApplyScope {
                 subresource: None,
-                reset: if def.custom && def.status {
-                    &["status"]
-                } else {
-                    &[]
-                },
+                reset: if def.status { &["status"] } else { &[] },
             },
             Subresource::Status => patch::ApplyScope {
                 subresource: Some("status"),
                 reset: if def.custom {
                     &["metadata", "spec"]
                 } else {
-                    &[]
+                    &["spec"]
                 },
             },
         }

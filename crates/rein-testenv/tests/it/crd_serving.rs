@@ -805,3 +805,30 @@ async fn status_writes_are_recorded_against_the_status_subresource() {
         }}}})
     );
 }
+
+#[tokio::test]
+async fn built_in_applies_reset_status_too() {
+    let env = TestEnv::start().await.expect("starts");
+    let client = env.client();
+    let reply = patch(
+        &client,
+        "/apis/apps/v1/namespaces/default/deployments/web?fieldManager=deployer",
+        APPLY,
+        json!({
+            "apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "web"},
+            "spec": {
+                "selector": {"matchLabels": {"app": "web"}},
+                "template": {
+                    "metadata": {"labels": {"app": "web"}},
+                    "spec": {"containers": [{"name": "web", "image": "nginx"}]},
+                },
+            },
+            "status": {"replicas": 3},
+        }),
+    )
+    .await;
+    assert_eq!(reply.status, StatusCode::CREATED, "{}", reply.body);
+    let fields = fields_of(&reply.body, "deployer");
+    assert!(fields.get("f:spec").is_some(), "{fields}");
+    assert!(fields.get("f:status").is_none(), "{fields}");
+}
