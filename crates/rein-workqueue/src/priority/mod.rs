@@ -75,6 +75,10 @@ struct Shared<T> {
     hasher: RandomState,
 }
 
+/// Where a snapshot lists an item: 0 ready (by priority, then insertion), 1 in flight (longest
+/// first), 2 waiting (earliest ready time first).
+type SnapshotOrder = (u8, Reverse<i32>, Duration, u64);
+
 struct State<T> {
     items: HashMap<Hashed<T>, Entry, PassThrough>,
     /// Ready, not locked: handed out in this order.
@@ -384,64 +388,53 @@ impl<T: Item> PriorityQueue<T> {
     /// tests, not for hot paths.
     pub fn snapshot(&self) -> Vec<ItemSnapshot<T>> {
         let now = Instant::now();
-        let mut items: Vec<(u8, u64, ItemSnapshot<T>)> = {
+        let mut items: Vec<(SnapshotOrder, ItemSnapshot<T>)> = {
             let state = lock(&self.shared.state);
             state
                 .items
                 .iter()
                 .map(|(key, entry)| {
-                    let (rank, order, item_state) = match (entry.locked, entry.queued) {
-                        (true, queued) => (
-                            1,
-                            entry.handed_out.map_or(0, |t| {
-                                u64::try_from(now.saturating_duration_since(t).as_nanos())
-                                    .map_or(0, |n| u64::MAX - n)
-                            }),
-                            ItemState::InFlight {
-                                for_: entry
-                                    .handed_out
-                                    .map_or(Duration::ZERO, |t| now.saturating_duration_since(t)),
-                                requeued: queued.is_some(),
-                            },
+                    let priority = entry.queued.map(|q| q.priority);
+                    let sequence = entry.queued.map_or(0, |q| q.sequence);
+                    let (order, item_state) = match entry.queued {
+                        _ if entry.locked => {
+                            let for_ = entry
+                                .handed_out
+                                .map_or(Duration::ZERO, |t| now.saturating_duration_since(t));
+                            let requeued = entry.queued.is_some();
+                            (
+                                (1, Reverse(0), Duration::MAX - for_, 0),
+                                ItemState::InFlight { for_, requeued },
+                            )
+                        }
+                        Some(Queued {
+                            ready_at: Some(at), ..
+                        }) => {
+                            let ready_in = at.saturating_duration_since(now);
+                            (
+                                (2, Reverse(0), ready_in, sequence),
+                                ItemState::Waiting { ready_in },
+                            )
+                        }
+                        _ => (
+                            (0, Reverse(priority.unwrap_or(0)), Duration::ZERO, sequence),
+                            ItemState::Ready,
                         ),
-                        (
-                            false,
-                            Some(Queued {
-                                ready_at: Some(at),
-                                sequence,
-                                ..
-                            }),
-                        ) => (
-                            2,
-                            sequence,
-                            ItemState::Waiting {
-                                ready_in: at.saturating_duration_since(now),
-                            },
-                        ),
-                        (false, Some(queued)) => (0, queued.sequence, ItemState::Ready),
-                        (false, None) => (3, 0, ItemState::Ready),
                     };
                     let snapshot = ItemSnapshot {
                         item: key.item.clone(),
                         state: item_state,
-                        priority: entry.queued.map(|q| q.priority),
+                        priority,
                         failures: 0,
                     };
-                    (rank, order, snapshot)
+                    (order, snapshot)
                 })
                 .collect()
         };
-        items.sort_by(|a, b| {
-            let key = |x: &(u8, u64, ItemSnapshot<T>)| match &x.2.state {
-                ItemState::Ready => (x.0, Reverse(x.2.priority.unwrap_or(0)), Duration::ZERO, x.1),
-                ItemState::Waiting { ready_in } => (x.0, Reverse(0), *ready_in, x.1),
-                ItemState::InFlight { .. } => (x.0, Reverse(0), Duration::ZERO, x.1),
-            };
-            key(a).cmp(&key(b))
-        });
+        items.sort_by_key(|(order, _)| *order);
         items
             .into_iter()
-            .map(|(_, _, mut snapshot)| {
+            .map(|(_, mut snapshot)| {
                 snapshot.failures = self.shared.limiter.num_requeues(&snapshot.item);
                 snapshot
             })
