@@ -17,7 +17,10 @@ use rein_controller::event::GenericEvent;
 use rein_controller::finalizer::{FinalizerEvent, finalizer};
 use rein_controller::handler::{EnqueueRequestForObject, Funcs};
 use rein_controller::predicate::MetaFuncs;
-use rein_controller::recorder::{EventRecorder, RecorderOptions};
+use rein_controller::recorder::{
+    CONTROLLER_ANNOTATION, EventRecorder, EventType, EventsApi, RECONCILE_ID_ANNOTATION,
+    RecorderOptions,
+};
 use rein_controller::source::{Channel, Kind};
 use rein_controller::{
     Action, BoxError, Controller, ControllerHost, ControllerManagedBy, ControllerOptions, Request,
@@ -314,7 +317,11 @@ async fn the_finalizer_helper_cleans_up_before_deletion() {
 #[tokio::test]
 async fn the_event_recorder_counts_repeats_and_rate_limits() {
     let host = TestHost::start().await;
-    let recorder = EventRecorder::new(host.kube(), "e2e-recorder", RecorderOptions::default());
+    let options = RecorderOptions {
+        api: EventsApi::Core,
+        ..RecorderOptions::default()
+    };
+    let recorder = EventRecorder::new(host.kube(), "e2e-recorder", options);
     let mut target = pod("target", &[]);
     target.metadata.uid = Some("uid-target".into());
     for _ in 0..3 {
@@ -353,6 +360,107 @@ async fn the_event_recorder_counts_repeats_and_rate_limits() {
         25,
         "the burst allows 25 events per object"
     );
+}
+
+/// With the default options the recorder finds events.k8s.io/v1 on the server and writes there
+/// (client-go's `tools/events`); events recorded inside a reconcile carry its controller and id.
+#[tokio::test]
+async fn the_event_recorder_writes_events_k8s_io_with_the_reconcile_id() {
+    use k8s_openapi::api::events::v1::Event as EventV1;
+
+    let host = TestHost::start().await;
+    let recorder = EventRecorder::new(host.kube(), "e2e-events", RecorderOptions::default());
+    let ids: Arc<Mutex<Vec<u64>>> = Arc::default();
+    let (rec, seen) = (recorder.clone(), ids.clone());
+    let r = reconciler_fn(move |ctx, req: Request| {
+        let (rec, seen) = (rec.clone(), seen.clone());
+        async move {
+            seen.lock().push(ctx.reconcile_id());
+            let mut about = pod(&req.key.name, &[]);
+            about.metadata.uid = Some(format!("uid-{}", req.key.name));
+            rec.event_with_action(
+                &about,
+                EventType::Normal,
+                "Reconciled",
+                "Reconcile",
+                "reconciled the pod",
+            );
+            Ok::<_, BoxError>(Action::done())
+        }
+    });
+    let c = Controller::new("e2e-events-ctl", r, ControllerOptions::default()).unwrap();
+    c.queue().add(Request::new("default", "watched"));
+    host.add(Arc::new(c)).unwrap();
+    let handles = host.run();
+    until("the request is reconciled", || ids.lock().len() == 1).await;
+
+    let mut outside = pod("outside", &[]);
+    outside.metadata.uid = Some("uid-outside".into());
+    for _ in 0..3 {
+        recorder.warning(&outside, "Failed", "it failed");
+    }
+    let api: Api<EventV1> = Api::namespaced(host.kube(), "default");
+    let mut list = Vec::new();
+    for _ in 0..1500 {
+        list = api.list(&ListParams::default()).await.unwrap().items;
+        let series = list
+            .iter()
+            .find(|e| e.regarding.as_ref().and_then(|r| r.name.as_deref()) == Some("outside"))
+            .and_then(|e| e.series.as_ref().map(|s| s.count));
+        if series == Some(3) {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+    let regarding = |name: &str| -> Vec<&EventV1> {
+        list.iter()
+            .filter(|e| e.regarding.as_ref().and_then(|r| r.name.as_deref()) == Some(name))
+            .collect()
+    };
+    let reconciled = regarding("watched");
+    assert_eq!(reconciled.len(), 1, "{list:#?}");
+    let e = reconciled[0];
+    assert_eq!(e.note.as_deref(), Some("reconciled the pod"));
+    assert_eq!(e.action.as_deref(), Some("Reconcile"));
+    assert_eq!(e.reason.as_deref(), Some("Reconciled"));
+    assert_eq!(e.reporting_controller.as_deref(), Some("e2e-events"));
+    assert!(
+        e.reporting_instance
+            .as_deref()
+            .is_some_and(|i| !i.is_empty())
+    );
+    assert!(e.event_time.is_some());
+    let annotations = e.metadata.annotations.clone().unwrap_or_default();
+    assert_eq!(
+        annotations.get(CONTROLLER_ANNOTATION).map(String::as_str),
+        Some("e2e-events-ctl")
+    );
+    assert_eq!(
+        annotations.get(RECONCILE_ID_ANNOTATION),
+        Some(&ids.lock()[0].to_string()),
+        "the event carries the reconcile id of the reconcile's span"
+    );
+
+    let repeated = regarding("outside");
+    assert_eq!(repeated.len(), 1, "identical events become one series");
+    let e = repeated[0];
+    assert_eq!(e.series.as_ref().map(|s| s.count), Some(3));
+    assert_eq!(
+        e.action.as_deref(),
+        Some("Failed"),
+        "the reason doubles as the action"
+    );
+    assert!(
+        e.metadata
+            .annotations
+            .as_ref()
+            .is_none_or(|a| !a.contains_key(RECONCILE_ID_ANNOTATION)),
+        "an event recorded outside a reconcile names none"
+    );
+    host.stop.cancel();
+    for h in handles {
+        h.await.unwrap().unwrap();
+    }
 }
 
 #[tokio::test]

@@ -131,9 +131,12 @@ async fn reconcile_handler(
     let span = reconcile_span(&inner.name, req, id);
     let ctx = Context::with_id(inner.name.clone(), id, stop.clone());
     let started = Instant::now();
-    let result = reconcile(inner, ctx, req.clone())
-        .instrument(span.clone())
-        .await;
+    let result = crate::reconcile::run_as(
+        inner.name.clone(),
+        id,
+        reconcile(inner, ctx, req.clone()).instrument(span.clone()),
+    )
+    .await;
     let _entered = span.enter();
     inner.metrics.time.observe(
         Instant::now()

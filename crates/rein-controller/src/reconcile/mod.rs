@@ -128,6 +128,36 @@ impl Action {
     }
 }
 
+/// The reconcile a task is running: its controller and id.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CurrentReconcile {
+    /// The controller's name.
+    pub controller: Arc<str>,
+    /// The reconcile id, as in the reconcile's log span and [`Context::reconcile_id`].
+    pub id: u64,
+}
+
+tokio::task_local! {
+    static CURRENT: CurrentReconcile;
+}
+
+/// The reconcile the calling task runs, when called from inside a controller's reconcile (not
+/// from tasks it spawns). The event recorder uses it to tie events to reconciles.
+pub fn current_reconcile() -> Option<CurrentReconcile> {
+    CURRENT.try_with(Clone::clone).ok()
+}
+
+/// Runs `fut` as the reconcile `id` of `controller`, so [`current_reconcile`] answers inside it.
+pub(crate) async fn run_as<F: std::future::Future>(
+    controller: Arc<str>,
+    id: u64,
+    fut: F,
+) -> F::Output {
+    CURRENT
+        .scope(CurrentReconcile { controller, id }, fut)
+        .await
+}
+
 /// Per-reconcile context: which controller, a reconcile id for logs, and the controller's stop
 /// signal (cancelled when the controller is asked to stop).
 #[derive(Debug, Clone)]
@@ -164,7 +194,8 @@ impl Context {
         &self.controller
     }
 
-    /// A process-unique id of this reconcile call (controller-runtime's `reconcileID`).
+    /// The id of this reconcile call, unique within its controller (controller-runtime's
+    /// `reconcileID`); 0 outside a controller.
     pub fn reconcile_id(&self) -> u64 {
         self.reconcile_id
     }

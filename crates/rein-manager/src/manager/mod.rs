@@ -124,8 +124,9 @@ impl Manager {
         self.inner.scheme.clone()
     }
 
-    /// An event recorder writing core/v1 Events as `name` (controller-runtime
-    /// `GetEventRecorderFor`). Recording never blocks; repeats are aggregated and rate limited.
+    /// An event recorder writing Events as `name` (controller-runtime `GetEventRecorderFor`):
+    /// events.k8s.io/v1 when the server serves it, else core/v1. Recording never blocks;
+    /// repeats are aggregated and rate limited; events recorded inside a reconcile carry its id.
     pub fn event_recorder(&self, name: impl Into<String>) -> EventRecorder {
         EventRecorder::new(self.kube_client(), name, RecorderOptions::default())
     }

@@ -7,7 +7,7 @@ use std::time::Duration;
 use k8s_openapi::api::coordination::v1::Lease;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use rein_controller::Runnable;
-use rein_controller::recorder::{EventRecorder, RecorderOptions};
+use rein_controller::recorder::{EventRecorder, EventsApi, RecorderOptions};
 use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
 use tokio::time::Instant;
@@ -193,11 +193,15 @@ impl Manager {
         };
         let identity = le.identity.clone().unwrap_or_else(default_identity);
         // client-go's lock events: Normal/LeaderElection "<identity> became leader" and
-        // "<identity> stopped leading", regarding the Lease.
+        // "<identity> stopped leading", regarding the Lease, written as core/v1 Events as
+        // client-go's resource lock does (the identity need not be a valid reportingController).
         let recorder = EventRecorder::new(
             self.kube_client(),
             identity.clone(),
-            RecorderOptions::default(),
+            RecorderOptions {
+                api: EventsApi::Core,
+                ..RecorderOptions::default()
+            },
         );
         let lease = Lease {
             metadata: ObjectMeta {
