@@ -5,7 +5,9 @@ use futures::StreamExt;
 use futures::stream::BoxStream;
 use kube_client::core::{
     ApiResource, DynamicObject, ObjectList, Request, Resource, WatchEvent,
-    params::{DeleteParams, GetParams, Patch, PatchParams, PostParams, WatchParams},
+    params::{
+        DeleteParams, GetParams, Patch, PatchParams, PostParams, ValidationDirective, WatchParams,
+    },
 };
 use rein_scheme::{GroupVersionKind, ObjectKey, RestMapping, Scope};
 use serde::Serialize;
@@ -152,6 +154,7 @@ impl Endpoint {
         key: &ObjectKey,
         obj: &T,
         pp: &PostParams,
+        validation: Option<&ValidationDirective>,
     ) -> Result<T, Error> {
         let action = self.action("creating", key);
         let req = self.object_request(key.namespace.as_deref(), &action)?;
@@ -159,7 +162,8 @@ impl Endpoint {
             action: action.clone(),
             source,
         })?;
-        Self::send(kube, action, req.create(pp, body)).await
+        let built = with_field_validation(req.create(pp, body), validation);
+        Self::send(kube, action, built).await
     }
 
     pub(crate) async fn replace<T: Serialize + DeserializeOwned>(
@@ -168,6 +172,7 @@ impl Endpoint {
         key: &ObjectKey,
         obj: &T,
         pp: &PostParams,
+        validation: Option<&ValidationDirective>,
         subresource: Option<&str>,
     ) -> Result<T, Error> {
         let action = match subresource {
@@ -183,7 +188,7 @@ impl Endpoint {
             Some(sub) => req.replace_subresource(sub, &key.name, pp, body),
             None => req.replace(&key.name, pp, body),
         };
-        Self::send(kube, action, built).await
+        Self::send(kube, action, with_field_validation(built, validation)).await
     }
 
     pub(crate) async fn patch<T: DeserializeOwned, P: Serialize + std::fmt::Debug>(
@@ -268,6 +273,7 @@ impl Endpoint {
         key: &ObjectKey,
         body: &B,
         pp: &PostParams,
+        validation: Option<&ValidationDirective>,
     ) -> Result<T, Error> {
         let action = self.action(&format!("creating sub-resource {subresource} of"), key);
         let req = self.object_request(key.namespace.as_deref(), &action)?;
@@ -275,11 +281,26 @@ impl Endpoint {
             action: action.clone(),
             source,
         })?;
-        Self::send(
-            kube,
-            action,
-            req.create_subresource(subresource, &key.name, pp, body),
-        )
-        .await
+        let built = req.create_subresource(subresource, &key.name, pp, body);
+        Self::send(kube, action, with_field_validation(built, validation)).await
     }
+}
+
+/// Adds `fieldValidation` to a built create or update request: kube's `PostParams` has no
+/// field for it (its `PatchParams` has).
+fn with_field_validation<E>(
+    request: Result<http::Request<Vec<u8>>, E>,
+    validation: Option<&ValidationDirective>,
+) -> Result<http::Request<Vec<u8>>, E> {
+    let Some(validation) = validation else {
+        return request;
+    };
+    let mut request = request?;
+    let uri = request.uri().to_string();
+    let separator = if uri.contains('?') { '&' } else { '?' };
+    let with = format!("{uri}{separator}fieldValidation={}", validation.as_str());
+    if let Ok(parsed) = with.parse() {
+        *request.uri_mut() = parsed;
+    }
+    Ok(request)
 }

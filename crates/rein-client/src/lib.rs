@@ -49,7 +49,7 @@ pub use error::{Error, StatusReason, ignore_already_exists, ignore_not_found};
 pub use kube_client::core::{DynamicObject, ObjectList};
 pub use options::{
     DeleteParams, ListOptions, Patch, PatchParams, PostParams, Preconditions, PropagationPolicy,
-    VersionMatch,
+    ValidationDirective, VersionMatch,
 };
 #[doc(inline)]
 pub use rein_scheme::{GroupVersionKind, GroupVersionResource, Object, ObjectKey, Scheme};

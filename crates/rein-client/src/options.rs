@@ -4,7 +4,8 @@
 use std::collections::BTreeMap;
 
 pub use kube_client::core::params::{
-    DeleteParams, Patch, PatchParams, PostParams, Preconditions, PropagationPolicy, VersionMatch,
+    DeleteParams, Patch, PatchParams, PostParams, Preconditions, PropagationPolicy,
+    ValidationDirective, VersionMatch,
 };
 use rein_scheme::{fields, labels};
 

@@ -8,6 +8,7 @@ mod subresource;
 use std::sync::Arc;
 
 use futures::stream::BoxStream;
+use kube_client::core::params::ValidationDirective;
 use kube_client::core::{ObjectList, WatchEvent};
 use rein_scheme::{GroupVersionKind, ObjectKey, RestMapper, RestMapping, Scheme};
 use serde::Serialize;
@@ -239,7 +240,13 @@ impl Client {
     pub async fn create<K: Object>(&self, obj: &K, pp: &PostParams) -> Result<K, Error> {
         let pp = self.post_params(pp);
         let stored = Endpoint::of::<K>()
-            .create(self.kube(), &ObjectKey::from_object(obj), obj, &pp)
+            .create(
+                self.kube(),
+                &ObjectKey::from_object(obj),
+                obj,
+                &pp,
+                self.field_validation(),
+            )
             .await?;
         self.wrote(&stored, pp.dry_run);
         Ok(stored)
@@ -250,7 +257,14 @@ impl Client {
     pub async fn update<K: Object>(&self, obj: &K, pp: &PostParams) -> Result<K, Error> {
         let pp = self.post_params(pp);
         let stored = Endpoint::of::<K>()
-            .replace(self.kube(), &ObjectKey::from_object(obj), obj, &pp, None)
+            .replace(
+                self.kube(),
+                &ObjectKey::from_object(obj),
+                obj,
+                &pp,
+                self.field_validation(),
+                None,
+            )
             .await?;
         self.wrote(&stored, pp.dry_run);
         Ok(stored)
@@ -353,7 +367,15 @@ impl Client {
         if pp.field_manager.is_none() {
             pp.field_manager = self.inner.options.field_owner.clone();
         }
+        if pp.field_validation.is_none() {
+            pp.field_validation = self.inner.options.field_validation.clone();
+        }
         pp
+    }
+
+    /// The `fieldValidation` sent with creates and updates, if the options set one.
+    pub(crate) fn field_validation(&self) -> Option<&ValidationDirective> {
+        self.inner.options.field_validation.as_ref()
     }
 }
 

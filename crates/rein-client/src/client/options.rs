@@ -2,6 +2,7 @@
 
 use std::collections::HashSet;
 
+use kube_client::core::params::ValidationDirective;
 use rein_scheme::GroupVersionKind;
 
 use super::ReadYourWrites;
@@ -27,6 +28,10 @@ pub struct ClientOptions {
     pub field_owner: Option<String>,
     /// Send every write as a dry run.
     pub dry_run: bool,
+    /// The `fieldValidation` of every create, update and patch that does not set its own
+    /// (controller-runtime's `client.WithFieldValidation`); `None` leaves it to the server,
+    /// whose default is `Warn` (unknown fields dropped with a `Warning` header).
+    pub field_validation: Option<ValidationDirective>,
     /// Whether and how long a cached read waits for the cache to reach this client's own
     /// earlier writes of the kind (default: on, 5 s, then answer from the cache); see
     /// [`ReadYourWrites`] for exactly what it guarantees.
@@ -60,6 +65,13 @@ impl ClientOptions {
     /// Every write is a dry run.
     pub fn dry_run(mut self, enabled: bool) -> Self {
         self.dry_run = enabled;
+        self
+    }
+
+    /// Default `fieldValidation` for writes (e.g. `Strict` turns unknown or duplicate fields
+    /// into a 400 instead of a warning).
+    pub fn field_validation(mut self, validation: ValidationDirective) -> Self {
+        self.field_validation = Some(validation);
         self
     }
 

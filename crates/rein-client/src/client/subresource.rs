@@ -38,7 +38,14 @@ impl SubResourceClient {
     ) -> Result<S, Error> {
         let pp = self.client.post_params(pp);
         Endpoint::of::<K>()
-            .create_subresource(self.client.kube(), &self.name, key, body, &pp)
+            .create_subresource(
+                self.client.kube(),
+                &self.name,
+                key,
+                body,
+                &pp,
+                self.client.field_validation(),
+            )
             .await
     }
 
@@ -47,7 +54,14 @@ impl SubResourceClient {
         let key = ObjectKey::from_object(obj);
         let pp = self.client.post_params(pp);
         let stored = Endpoint::of::<K>()
-            .replace(self.client.kube(), &key, obj, &pp, Some(&self.name))
+            .replace(
+                self.client.kube(),
+                &key,
+                obj,
+                &pp,
+                self.client.field_validation(),
+                Some(&self.name),
+            )
             .await?;
         self.client.wrote(&stored, pp.dry_run);
         Ok(stored)
@@ -77,7 +91,14 @@ impl SubResourceClient {
     ) -> Result<S, Error> {
         let pp = self.client.post_params(pp);
         Endpoint::of::<K>()
-            .replace(self.client.kube(), key, body, &pp, Some(&self.name))
+            .replace(
+                self.client.kube(),
+                key,
+                body,
+                &pp,
+                self.client.field_validation(),
+                Some(&self.name),
+            )
             .await
     }
 

@@ -121,7 +121,13 @@ impl DynamicResource {
     ) -> Result<DynamicObject, Error> {
         let pp = self.client.post_params(pp);
         self.endpoint
-            .create(self.client.kube(), &ObjectKey::from_object(obj), obj, &pp)
+            .create(
+                self.client.kube(),
+                &ObjectKey::from_object(obj),
+                obj,
+                &pp,
+                self.client.field_validation(),
+            )
             .await
     }
 
@@ -138,6 +144,7 @@ impl DynamicResource {
                 &ObjectKey::from_object(obj),
                 obj,
                 &pp,
+                self.client.field_validation(),
                 None,
             )
             .await
@@ -156,6 +163,7 @@ impl DynamicResource {
                 &ObjectKey::from_object(obj),
                 obj,
                 &pp,
+                self.client.field_validation(),
                 Some("status"),
             )
             .await

@@ -412,6 +412,77 @@ async fn dry_run_and_field_owner_options() {
     assert!(query.contains("fieldManager=tester"), "{query}");
 }
 
+/// `ClientOptions::field_validation` reaches every write: with `Strict` the server refuses an
+/// unknown field on create, update and patch (400), where its default (`Warn`) drops it.
+#[tokio::test]
+async fn field_validation_option_applies_to_every_write() {
+    let (env, lenient) = env().await;
+    let strict = rein_client::Client::builder(env.client())
+        .options(
+            rein_client::ClientOptions::default()
+                .field_validation(rein_client::ValidationDirective::Strict),
+        )
+        .build();
+    let gvk = rein_scheme::GroupVersionKind::new("", "v1", "ConfigMap");
+    let with_unknown = |name: &str| -> rein_client::DynamicObject {
+        serde_json::from_value(json!({
+            "apiVersion": "v1",
+            "kind": "ConfigMap",
+            "metadata": {"name": name, "namespace": "default"},
+            "data": {"a": "1"},
+            "bogus": true,
+        }))
+        .unwrap()
+    };
+    let strict_cms = strict.dynamic().resource(&gvk).await.unwrap();
+    let err = strict_cms
+        .create(&with_unknown("strict"), &PostParams::default())
+        .await
+        .unwrap_err();
+    assert!(err.is_bad_request(), "{err}");
+    let message = err.status().map(|s| s.message.clone()).unwrap_or_default();
+    assert!(message.contains(r#"unknown field "bogus""#), "{message}");
+
+    let lenient_cms = lenient.dynamic().resource(&gvk).await.unwrap();
+    let stored = lenient_cms
+        .create(&with_unknown("lenient"), &PostParams::default())
+        .await
+        .unwrap();
+    assert!(stored.data.get("bogus").is_none(), "Warn drops the field");
+
+    let mut update = with_unknown("lenient");
+    update.metadata.resource_version = stored.metadata.resource_version.clone();
+    let err = strict_cms
+        .update(&update, &PostParams::default())
+        .await
+        .unwrap_err();
+    assert!(err.is_bad_request(), "{err}");
+
+    let err = strict
+        .patch::<ConfigMap, _>(
+            &ObjectKey::new("default", "lenient"),
+            &Patch::Merge(json!({"bogus": 1})),
+            &PatchParams::default(),
+        )
+        .await
+        .unwrap_err();
+    assert!(err.is_bad_request(), "{err}");
+    let queries: Vec<String> = env
+        .requests()
+        .into_iter()
+        .filter(|r| ["POST", "PUT", "PATCH"].contains(&r.method.as_str()))
+        .filter_map(|r| r.query)
+        .collect();
+    assert_eq!(
+        queries
+            .iter()
+            .filter(|q| q.contains("fieldValidation=Strict"))
+            .count(),
+        3,
+        "{queries:?}"
+    );
+}
+
 #[tokio::test]
 async fn the_limiter_layer_sits_under_a_working_client() {
     let env = rein_testenv::TestEnv::start().await.unwrap();
