@@ -111,6 +111,7 @@ async fn main() -> anyhow::Result<()> {
         should_resync: None,
         watch_error_handler: Some(Arc::new(|e| tracing::warn!("watch error: {e}"))),
         transform: None,
+        known_objects: None,
         retry_on_error: false,
     }));
 

@@ -7,7 +7,10 @@ use crate::DeletedObject;
 
 /// Receives an informer's notifications. Handlers must not mutate the objects they receive.
 ///
-/// Each registered handler is called sequentially from its own task, in event order.
+/// Each registered handler is called sequentially from its own task, in event order, from a
+/// buffer of 256 notifications: when a handler falls that far behind, the informer waits for it
+/// before it reads more (nothing is dropped). So callbacks must return quickly — enqueue work,
+/// do not do it — as controller-runtime's handlers do.
 pub trait ResourceEventHandler<K>: Send + Sync + 'static {
     /// An object appeared; `is_in_initial_list` is true for objects of the initial list
     /// (and for the synthetic adds a late-registered handler receives).

@@ -43,6 +43,7 @@ mod key;
 mod lister;
 mod lister_watcher;
 mod reflector;
+mod room;
 mod store;
 #[cfg(test)]
 mod testutil;
@@ -67,8 +68,8 @@ pub use lister_watcher::{
     ApiListerWatcher, ListPage, ListWatchOptions, ListerWatcher, WatchStream,
 };
 pub use reflector::{
-    BackoffOptions, Reflector, ReflectorOptions, ReflectorPhase, ReflectorStatus, ShouldResyncFn,
-    TransformFn, WatchErrorHandler,
+    BackoffOptions, Reflector, ReflectorHandle, ReflectorOptions, ReflectorPhase, ReflectorStatus,
+    ShouldResyncFn, TransformFn, WatchErrorHandler,
 };
 pub use store::{IndexFunc, Indexer, Indexers, KeyFunc, NAMESPACE_INDEX, namespace_index_func};
 pub use transform::strip_managed_fields;

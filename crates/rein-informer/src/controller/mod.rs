@@ -3,20 +3,22 @@
 use std::fmt;
 use std::sync::Arc;
 
+use futures::future::BoxFuture;
 use kube_client::Resource;
 use parking_lot::Mutex;
 use tokio_util::sync::CancellationToken;
 
-use crate::reflector::{ReflectorStatus, ResourceVersionCell, StatusCell};
+use crate::reflector::{ReflectorHandle, ReflectorStatus};
 use crate::{
-    Delta, Fifo, ListerWatcher, Reflector, ReflectorOptions, Requeue, ShouldResyncFn, TransformFn,
-    WatchErrorHandler,
+    Delta, Fifo, Indexer, ListerWatcher, Reflector, ReflectorOptions, Requeue, ShouldResyncFn,
+    TransformFn, WatchErrorHandler,
 };
 
 /// The process function: applies one popped batch of deltas.
 pub type ProcessDeltasFn<K> = Box<dyn FnMut(Vec<Delta<K>>, bool) -> Result<(), Requeue> + Send>;
 
-/// Everything a low-level [`InformerController`] needs (client-go's `cache.Config`).
+/// Everything a low-level [`InformerController`] needs (client-go's `cache.Config`): the one
+/// value the whole pipeline — reflector, queue, process loop — is built from.
 pub struct InformerControllerConfig<K> {
     /// The queue the reflector fills and the process loop drains.
     pub queue: Arc<dyn Fifo<K>>,
@@ -32,6 +34,9 @@ pub struct InformerControllerConfig<K> {
     pub watch_error_handler: Option<WatchErrorHandler>,
     /// Transform applied before queueing.
     pub transform: Option<TransformFn<K>>,
+    /// The store the process function writes into, when it has one: the reflector's lists
+    /// then share unchanged objects with it (see [`Reflector::with_known_objects`]).
+    pub known_objects: Option<Indexer<K>>,
     /// Pass [`Requeue`] results on to the queue (a [`crate::DeltaFifo`] built with
     /// `requeue_on_error` then queues the deltas again); when false they are dropped.
     pub retry_on_error: bool,
@@ -45,34 +50,41 @@ impl<K> fmt::Debug for InformerControllerConfig<K> {
             .field("should_resync", &self.should_resync.is_some())
             .field("watch_error_handler", &self.watch_error_handler.is_some())
             .field("transform", &self.transform.is_some())
+            .field("known_objects", &self.known_objects.is_some())
             .finish()
     }
+}
+
+/// Where the process loop hands what it pops (a shared informer's handler buffers): it waits
+/// for room there before popping more, the same [`crate::room`] back-pressure the reflector
+/// applies before the queue.
+pub(crate) trait Downstream: Send + Sync {
+    /// True while the loop should wait.
+    fn is_full(&self) -> bool;
+    /// Resolves once there is room.
+    fn wait_for_room(&self) -> BoxFuture<'_, ()>;
+}
+
+/// What [`InformerController::run`] takes apart: built in `new`, consumed once.
+struct Pipeline<K> {
+    reflector: Reflector<K>,
+    process: ProcessDeltasFn<K>,
+    retry_on_error: bool,
 }
 
 /// Runs a reflector into a queue and pops the queue into a process function.
 pub struct InformerController<K> {
     queue: Arc<dyn Fifo<K>>,
-    config: Mutex<Option<InformerControllerConfig<K>>>,
-    last_sync: ResourceVersionCell,
-    status: StatusCell,
-    known: Option<crate::Indexer<K>>,
-    behind: Option<Behind>,
+    pipeline: Mutex<Option<Pipeline<K>>>,
+    reflector: ReflectorHandle,
+    downstream: Option<Arc<dyn Downstream>>,
 }
-
-/// Tells the process loop that what it hands on is piling up downstream (a shared informer's
-/// handler buffers): then it yields before popping more, see [`InformerController::run`].
-pub(crate) type Behind = Arc<dyn Fn() -> bool + Send + Sync>;
-
-/// Most yields after one pop while downstream is behind. Each yield lets a woken handler task
-/// drain up to tokio's cooperative budget (128 notifications); the cap keeps a handler that is
-/// slow for its own reasons from holding the loop (it never waits on a handler).
-const MAX_YIELDS_PER_POP: usize = 32;
 
 impl<K> fmt::Debug for InformerController<K> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("InformerController")
             .field("queue", &self.queue)
-            .field("last_sync", &self.last_sync.get())
+            .field("reflector", &self.reflector.status())
             .finish()
     }
 }
@@ -80,26 +92,39 @@ impl<K> fmt::Debug for InformerController<K> {
 impl<K: Resource + Send + Sync + 'static> InformerController<K> {
     /// A controller over `config`; nothing happens until [`InformerController::run`].
     pub fn new(config: InformerControllerConfig<K>) -> Self {
+        let InformerControllerConfig {
+            queue,
+            lister_watcher,
+            process,
+            reflector,
+            should_resync,
+            watch_error_handler,
+            transform,
+            known_objects,
+            retry_on_error,
+        } = config;
+        let mut reflector = Reflector::new(lister_watcher, queue.clone(), reflector)
+            .with_transform(transform)
+            .with_watch_error_handler(watch_error_handler)
+            .with_known_objects(known_objects);
+        if let Some(f) = should_resync {
+            reflector = reflector.with_should_resync(f);
+        }
         InformerController {
-            queue: config.queue.clone(),
-            config: Mutex::new(Some(config)),
-            last_sync: ResourceVersionCell::default(),
-            status: StatusCell::default(),
-            known: None,
-            behind: None,
+            queue,
+            reflector: reflector.handle(),
+            pipeline: Mutex::new(Some(Pipeline {
+                reflector,
+                process,
+                retry_on_error,
+            })),
+            downstream: None,
         }
     }
 
-    /// Lets the reflector's lists share unchanged objects with `cache` (the store the process
-    /// function writes into): see [`Reflector::with_known_objects`].
-    pub fn with_known_objects(mut self, cache: crate::Indexer<K>) -> Self {
-        self.known = Some(cache);
-        self
-    }
-
-    /// Gives the process loop a way to see that its consumers fall behind.
-    pub(crate) fn with_behind(mut self, behind: Behind) -> Self {
-        self.behind = Some(behind);
+    /// Makes the process loop wait for room downstream before each pop.
+    pub(crate) fn with_downstream(mut self, downstream: Arc<dyn Downstream>) -> Self {
+        self.downstream = Some(downstream);
         self
     }
 
@@ -110,40 +135,27 @@ impl<K: Resource + Send + Sync + 'static> InformerController<K> {
 
     /// The reflector's last synced resource version.
     pub fn last_sync_resource_version(&self) -> Option<String> {
-        self.last_sync.get()
+        self.reflector.last_sync_resource_version()
     }
 
     /// What its reflector is doing now (see [`ReflectorStatus`]).
     pub fn reflector_status(&self) -> ReflectorStatus {
-        self.status.snapshot(self.last_sync.get())
+        self.reflector.status()
     }
 
     /// Runs until `stop` is cancelled; then closes the queue, drains it and returns. Runs once:
     /// a second call returns immediately.
     pub async fn run(&self, stop: CancellationToken) {
-        let Some(config) = self.config.lock().take() else {
+        let Some(Pipeline {
+            reflector,
+            mut process,
+            retry_on_error,
+        }) = self.pipeline.lock().take()
+        else {
             tracing::warn!("informer controller already ran");
             return;
         };
-        let InformerControllerConfig {
-            queue,
-            lister_watcher,
-            mut process,
-            reflector,
-            should_resync,
-            watch_error_handler,
-            transform,
-            retry_on_error,
-        } = config;
-        let mut reflector = Reflector::new(lister_watcher, queue.clone(), reflector)
-            .with_transform(transform)
-            .with_watch_error_handler(watch_error_handler)
-            .with_resource_version_cell(self.last_sync.clone())
-            .with_status_cell(self.status.clone())
-            .with_known_objects(self.known.clone());
-        if let Some(f) = should_resync {
-            reflector = reflector.with_should_resync(f);
-        }
+        let queue = self.queue.clone();
         let reflector_stop = stop.child_token();
         let reflector_task = {
             let token = reflector_stop.clone();
@@ -161,18 +173,16 @@ impl<K: Resource + Send + Sync + 'static> InformerController<K> {
             let result = process(deltas, initial);
             if retry_on_error { result } else { Ok(()) }
         };
-        // A pop that finds entries queued completes without yielding, so during a backlog this
-        // loop would run until the queue is empty while the handler tasks it wakes wait in this
-        // worker's next-task slot, which other workers cannot steal. Their buffers then grow
-        // by thousands of notifications, each holding the old and the new object (the watch
-        // backlog bench peaked at 1.7x kube-runtime's memory). Yielding while they are behind
-        // lets them run; it never waits for a handler.
         while queue.pop(&mut process_fn).await.is_ok() {
-            if let Some(behind) = &self.behind {
-                let mut yields = 0;
-                while yields < MAX_YIELDS_PER_POP && behind() {
-                    tokio::task::yield_now().await;
-                    yields += 1;
+            // Back-pressure: pop more only once the handlers have room (until stopped, when
+            // the queue drains without waiting).
+            if let Some(downstream) = &self.downstream
+                && downstream.is_full()
+            {
+                tokio::select! {
+                    biased;
+                    _ = stop.cancelled() => {}
+                    () = downstream.wait_for_room() => {}
                 }
             }
         }
@@ -199,39 +209,52 @@ mod tests {
     use k8s_openapi::api::core::v1::ConfigMap;
 
     use super::*;
+    use crate::room::Room;
     use crate::testutil::cm;
     use crate::{ApiListerWatcher, Fifo, ListWatchOptions, RealFifo, RealFifoOptions};
 
-    /// During a backlog the process loop yields while its consumer is behind, so a consumer
-    /// task on the same thread keeps up instead of buffering the whole backlog. Runs on a
-    /// single-threaded runtime, where the interleaving is deterministic: without the yields
-    /// the loop drains all 5,000 queued events before the consumer runs once.
+    struct Buffer(Arc<Room>);
+
+    impl Downstream for Buffer {
+        fn is_full(&self) -> bool {
+            self.0.is_full()
+        }
+        fn wait_for_room(&self) -> BoxFuture<'_, ()> {
+            Box::pin(self.0.wait())
+        }
+    }
+
+    /// During a backlog the process loop waits for room downstream before each pop, so its
+    /// consumer never falls more than one batch past the buffer's capacity. Runs on a
+    /// single-threaded runtime, where the interleaving is deterministic: without the wait the
+    /// loop drains all 5,000 queued events before the consumer runs once.
     #[tokio::test]
-    async fn the_process_loop_yields_while_its_consumer_is_behind() {
+    async fn the_process_loop_waits_for_room_downstream() {
         let env = rein_testenv::TestEnv::start().await.unwrap();
         let queue = Arc::new(RealFifo::<ConfigMap>::default());
         for i in 0..5_000 {
             queue.add(cm("backlog", &format!("cm-{i}"), "1"));
         }
-        let buffered = Arc::new(AtomicUsize::new(0));
+        let limit = 256;
+        let room = Arc::new(Room::new(limit));
         let most = Arc::new(AtomicUsize::new(0));
         let handled = Arc::new(AtomicUsize::new(0));
         let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
         let consumer = {
-            let (buffered, handled) = (buffered.clone(), handled.clone());
+            let (room, handled) = (room.clone(), handled.clone());
             tokio::spawn(async move {
                 while let Some(()) = rx.recv().await {
-                    buffered.fetch_sub(1, Ordering::Relaxed);
+                    room.drain(1);
                     handled.fetch_add(1, Ordering::Relaxed);
                 }
             })
         };
         let process: ProcessDeltasFn<ConfigMap> = {
-            let (buffered, most) = (buffered.clone(), most.clone());
+            let (room, most) = (room.clone(), most.clone());
             Box::new(move |deltas, _| {
                 for _ in deltas {
-                    let now = buffered.fetch_add(1, Ordering::Relaxed) + 1;
-                    most.fetch_max(now, Ordering::Relaxed);
+                    room.fill(1);
+                    most.fetch_max(room.used(), Ordering::Relaxed);
                     let _ = tx.send(());
                 }
                 Ok(())
@@ -244,11 +267,6 @@ mod tests {
                 ..Default::default()
             },
         );
-        let limit = 256;
-        let behind = {
-            let buffered = buffered.clone();
-            Arc::new(move || buffered.load(Ordering::Relaxed) > limit)
-        };
         let controller = Arc::new(
             InformerController::new(InformerControllerConfig {
                 queue: queue.clone(),
@@ -258,9 +276,10 @@ mod tests {
                 should_resync: None,
                 watch_error_handler: None,
                 transform: None,
+                known_objects: None,
                 retry_on_error: false,
             })
-            .with_behind(behind),
+            .with_downstream(Arc::new(Buffer(room.clone()))),
         );
         let stop = CancellationToken::new();
         let run = {
@@ -279,6 +298,10 @@ mod tests {
         assert!(
             most <= limit + RealFifoOptions::default().batch_size,
             "the consumer fell {most} events behind"
+        );
+        assert!(
+            most >= limit,
+            "the buffer filled up to its capacity ({most})"
         );
     }
 }

@@ -9,6 +9,7 @@ use parking_lot::Mutex;
 use tokio::sync::Notify;
 
 use super::{Fifo, ProcessFn, QueueClosed, SyncTracker, wake};
+use crate::room::Room;
 use crate::{Delta, DeltaObject, DeltaType};
 
 /// Options for [`RealFifo`].
@@ -41,7 +42,6 @@ struct State<K> {
     sync: SyncTracker,
     closed: bool,
     waiters: usize,
-    room_waiters: usize,
 }
 
 /// client-go's RealFIFO in atomic mode: a flat, ordered list of deltas.
@@ -53,10 +53,9 @@ struct State<K> {
 pub struct RealFifo<K> {
     state: Mutex<State<K>>,
     notify: Notify,
-    /// Wakes [`Fifo::wait_for_room`] once a pop has made room.
-    room: Notify,
+    /// The queued count against the capacity, for [`Fifo::wait_for_room`].
+    room: Room,
     batch_size: usize,
-    capacity: usize,
 }
 
 impl<K> fmt::Debug for RealFifo<K> {
@@ -84,12 +83,10 @@ impl<K> RealFifo<K> {
                 sync: SyncTracker::default(),
                 closed: false,
                 waiters: 0,
-                room_waiters: 0,
             }),
             notify: Notify::new(),
-            room: Notify::new(),
+            room: Room::new(options.capacity),
             batch_size: options.batch_size.max(1),
-            capacity: options.capacity,
         }
     }
 
@@ -99,6 +96,7 @@ impl<K> RealFifo<K> {
             st.sync.mark_populated();
         }
         st.items.push_back(delta);
+        self.room.set(st.items.len());
         wake(&self.notify, st.waiters);
     }
 }
@@ -134,6 +132,7 @@ impl<K: Send + Sync + 'static> Fifo<K> for RealFifo<K> {
             },
         });
         let queued = st.items.len();
+        self.room.set(queued);
         st.sync.first_replace(queued);
         wake(&self.notify, st.waiters);
     }
@@ -170,7 +169,7 @@ impl<K: Send + Sync + 'static> Fifo<K> for RealFifo<K> {
     fn close(&self) {
         self.state.lock().closed = true;
         self.notify.notify_waiters();
-        self.room.notify_waiters();
+        self.room.close();
     }
 
     fn is_closed(&self) -> bool {
@@ -182,21 +181,7 @@ impl<K: Send + Sync + 'static> Fifo<K> for RealFifo<K> {
     }
 
     async fn wait_for_room(&self) {
-        if self.capacity == 0 {
-            return;
-        }
-        loop {
-            let room = self.room.notified();
-            {
-                let mut st = self.state.lock();
-                if st.items.len() < self.capacity || st.closed {
-                    return;
-                }
-                st.room_waiters += 1;
-            }
-            room.await;
-            self.state.lock().room_waiters -= 1;
-        }
+        self.room.wait().await;
     }
 
     async fn pop(&self, process: &mut ProcessFn<'_, K>) -> Result<(), QueueClosed> {
@@ -221,9 +206,7 @@ impl<K: Send + Sync + 'static> Fifo<K> for RealFifo<K> {
                             batch.push(d);
                         }
                     }
-                    if st.items.len() < self.capacity {
-                        wake(&self.room, st.room_waiters);
-                    }
+                    self.room.set(st.items.len());
                     Some((batch, initial))
                 } else if st.closed {
                     return Err(QueueClosed);

@@ -10,8 +10,8 @@ use kube_client::Resource;
 use parking_lot::Mutex;
 use tokio_util::sync::CancellationToken;
 
-use crate::controller::{InformerController, InformerControllerConfig};
-use crate::reflector::{ReflectorOptions, TransformFn, WatchErrorHandler};
+use crate::controller::{Downstream, InformerController, InformerControllerConfig};
+use crate::reflector::ReflectorOptions;
 use crate::{
     DeletedObject, Delta, DeltaFifo, DeltaFifoOptions, DeltaObject, DeltaType, Error, Fifo,
     HasSynced, Indexer, Indexers, ListerWatcher, RealFifo, RealFifoOptions, ResourceEventHandler,
@@ -22,10 +22,6 @@ mod processor;
 mod tests;
 
 use processor::{Listener, MINIMUM_RESYNC_PERIOD, Notification, Processor, determine_resync};
-
-/// Notifications a handler may have waiting before the process loop yields to let it catch up
-/// (buffers stay unbounded: a slow handler is never waited for).
-const HANDLER_BUFFER_SOFT_LIMIT: usize = 256;
 
 /// Which queue an informer uses between its reflector and its cache.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -135,9 +131,9 @@ struct Lifecycle<K> {
     stopped: bool,
     check_period: Duration,
     runtime: Option<(tokio::runtime::Handle, CancellationToken)>,
-    transform: Option<TransformFn<K>>,
-    watch_error_handler: Option<WatchErrorHandler>,
-    lister_watcher: Option<Arc<dyn ListerWatcher<K>>>,
+    /// The pipeline's one config value: built with the informer, completed by the setters
+    /// before start, taken by `run`.
+    config: Option<InformerControllerConfig<K>>,
 }
 
 /// client-go's `SharedIndexInformer`: lists and watches one resource, keeps an indexed cache and
@@ -180,21 +176,35 @@ where
                 ..Default::default()
             })),
         };
-        SharedIndexInformer {
-            inner: Arc::new(Inner {
-                indexer,
-                processor: Processor::new(),
-                queue,
-                block_deltas: Mutex::new(()),
+        let inner = Arc::new(Inner {
+            indexer: indexer.clone(),
+            processor: Processor::new(),
+            queue: queue.clone(),
+            block_deltas: Mutex::new(()),
+        });
+        let (process, should) = (inner.clone(), inner.clone());
+        let config = InformerControllerConfig {
+            queue,
+            lister_watcher,
+            process: Box::new(move |deltas, initial| {
+                process.process_deltas(deltas, initial);
+                Ok(())
             }),
+            reflector: options.reflector.clone(),
+            should_resync: Some(Arc::new(move || should.processor.should_resync())),
+            watch_error_handler: None,
+            transform: None,
+            known_objects: Some(indexer),
+            retry_on_error: false,
+        };
+        SharedIndexInformer {
+            inner,
             lifecycle: Mutex::new(Lifecycle {
                 started: false,
                 stopped: false,
                 check_period: options.resync_period,
                 runtime: None,
-                transform: None,
-                watch_error_handler: None,
-                lister_watcher: Some(lister_watcher),
+                config: Some(config),
             }),
             options,
             running: AtomicBool::new(false),
@@ -220,12 +230,14 @@ where
     /// Sets a transform applied to every object before it is stored. Only before start.
     pub fn set_transform(&self, f: impl Fn(K) -> K + Send + Sync + 'static) -> Result<(), Error> {
         let mut lc = self.lifecycle.lock();
-        if lc.started {
-            return Err(Error::AlreadyStarted {
-                action: "setting a transform",
-            });
+        match lc.config.as_mut() {
+            Some(config) => config.transform = Some(Arc::new(f)),
+            _ => {
+                return Err(Error::AlreadyStarted {
+                    action: "setting a transform",
+                });
+            }
         }
-        lc.transform = Some(Arc::new(f));
         Ok(())
     }
 
@@ -235,12 +247,14 @@ where
         f: impl Fn(&Error) + Send + Sync + 'static,
     ) -> Result<(), Error> {
         let mut lc = self.lifecycle.lock();
-        if lc.started {
-            return Err(Error::AlreadyStarted {
-                action: "setting a watch error handler",
-            });
+        match lc.config.as_mut() {
+            Some(config) => config.watch_error_handler = Some(Arc::new(f)),
+            _ => {
+                return Err(Error::AlreadyStarted {
+                    action: "setting a watch error handler",
+                });
+            }
         }
-        lc.watch_error_handler = Some(Arc::new(f));
         Ok(())
     }
 
@@ -376,7 +390,7 @@ where
             return;
         }
         let processor_stop = CancellationToken::new();
-        let (lister_watcher, transform, watch_error_handler, check_period) = {
+        let config = {
             let mut lc = self.lifecycle.lock();
             lc.started = true;
             let handle = tokio::runtime::Handle::current();
@@ -384,40 +398,17 @@ where
                 l.spawn(&handle, &processor_stop);
             }
             lc.runtime = Some((handle, processor_stop.clone()));
-            (
-                lc.lister_watcher.take(),
-                lc.transform.clone(),
-                lc.watch_error_handler.clone(),
-                lc.check_period,
-            )
+            let check_period = lc.check_period;
+            lc.config.take().map(|mut config| {
+                config.reflector.resync_period = check_period;
+                config
+            })
         };
-        let Some(lister_watcher) = lister_watcher else {
+        let Some(config) = config else {
             return;
         };
-        let mut reflector = self.options.reflector.clone();
-        reflector.resync_period = check_period;
-        let inner = self.inner.clone();
-        let should = self.inner.clone();
-        let processor = self.inner.clone();
-        let controller = Arc::new(
-            InformerController::new(InformerControllerConfig {
-                queue: self.inner.queue.clone(),
-                lister_watcher,
-                process: Box::new(move |deltas, initial| {
-                    inner.process_deltas(deltas, initial);
-                    Ok(())
-                }),
-                reflector,
-                should_resync: Some(Arc::new(move || should.processor.should_resync())),
-                watch_error_handler,
-                transform,
-                retry_on_error: false,
-            })
-            .with_known_objects(self.inner.indexer.clone())
-            .with_behind(Arc::new(move || {
-                processor.processor.behind(HANDLER_BUFFER_SOFT_LIMIT)
-            })),
-        );
+        let controller =
+            Arc::new(InformerController::new(config).with_downstream(self.inner.clone()));
         *self.controller.lock() = Some(controller.clone());
         controller.run(stop).await;
         processor_stop.cancel();
@@ -439,6 +430,17 @@ fn same_resource_version<K: Resource>(a: &K, b: &K) -> bool {
     match (&a.meta().resource_version, &b.meta().resource_version) {
         (Some(x), Some(y)) => x == y,
         _ => false,
+    }
+}
+
+/// The process loop waits for room in the handlers' buffers before it pops more.
+impl<K: Send + Sync + 'static> Downstream for Inner<K> {
+    fn is_full(&self) -> bool {
+        self.processor.is_full()
+    }
+
+    fn wait_for_room(&self) -> BoxFuture<'_, ()> {
+        Box::pin(self.processor.wait_for_room())
     }
 }
 

@@ -1,4 +1,6 @@
-//! Per-handler listeners: one task and one unbounded buffer per handler, plus resync bookkeeping.
+//! Per-handler listeners: one task and one buffer per handler, plus resync bookkeeping. Each
+//! buffer counts against a [`Room`] of [`HANDLER_BUFFER_CAPACITY`]: sending never blocks, and
+//! the informer's process loop waits for room before it pops more.
 
 use std::fmt;
 use std::panic::AssertUnwindSafe;
@@ -11,7 +13,13 @@ use tokio::sync::{Notify, mpsc};
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
+use crate::room::Room;
 use crate::{DeletedObject, Fifo, ResourceEventHandler};
+
+/// Notifications a handler's buffer holds before the informer's process loop waits for its
+/// delivery task to catch up (the loop checks between batches, so a buffer may hold one batch
+/// more).
+pub(crate) const HANDLER_BUFFER_CAPACITY: usize = 256;
 
 /// The smallest per-handler resync period (client-go's `minimumResyncPeriod`).
 pub(crate) const MINIMUM_RESYNC_PERIOD: Duration = Duration::from_secs(1);
@@ -42,8 +50,8 @@ pub(crate) struct Listener<K> {
     removed: AtomicBool,
     stop: CancellationToken,
     pending_initial: AtomicUsize,
-    /// Notifications sent and not yet taken by the delivery task.
-    buffered: AtomicUsize,
+    /// Notifications sent and not yet handled, against [`HANDLER_BUFFER_CAPACITY`].
+    room: Room,
     requested_resync: Duration,
     resync: Mutex<(Duration, Instant)>,
     syncing: AtomicBool,
@@ -68,7 +76,7 @@ impl<K> Listener<K> {
             removed: AtomicBool::new(false),
             stop: CancellationToken::new(),
             pending_initial: AtomicUsize::new(0),
-            buffered: AtomicUsize::new(0),
+            room: Room::new(HANDLER_BUFFER_CAPACITY),
             requested_resync,
             resync: Mutex::new((effective_resync, Instant::now() + effective_resync)),
             syncing: AtomicBool::new(false),
@@ -84,8 +92,9 @@ impl<K> Listener<K> {
         if let Notification::Add(_, true) = n {
             self.pending_initial.fetch_add(1, Ordering::AcqRel);
         }
-        self.buffered.fetch_add(1, Ordering::Relaxed);
+        self.room.fill(1);
         if self.tx.send(n).is_err() {
+            self.room.close();
             self.pending_initial.store(0, Ordering::Release);
             self.initial_done.notify_waiters();
         }
@@ -111,6 +120,7 @@ impl<K> Listener<K> {
     pub(crate) fn remove(&self) {
         self.removed.store(true, Ordering::Release);
         self.stop.cancel();
+        self.room.close();
     }
 
     pub(crate) fn set_effective_resync(&self, check_period: Duration) {
@@ -169,7 +179,10 @@ impl<K> Listener<K> {
                     }
                     this.deliver(n);
                 }
+                this.room.drain(received);
             }
+            // Nobody takes from this buffer any more: never make the process loop wait on it.
+            this.room.close();
         });
     }
 
@@ -178,7 +191,6 @@ impl<K> Listener<K> {
     where
         K: Send + Sync + 'static,
     {
-        self.buffered.fetch_sub(1, Ordering::Relaxed);
         let initial = matches!(n, Notification::Add(_, true));
         let handler = self.handler.clone();
         let result = std::panic::catch_unwind(AssertUnwindSafe(|| match &n {
@@ -260,16 +272,30 @@ impl<K> Processor<K> {
             .read()
             .iter()
             .filter(|l| !l.stop.is_cancelled())
-            .map(|l| l.buffered.load(Ordering::Relaxed))
+            .map(|l| l.room.used())
             .collect()
     }
 
-    /// True if some running handler has more than `limit` notifications waiting in its buffer.
-    pub(crate) fn behind(&self, limit: usize) -> bool {
-        self.listeners
-            .read()
-            .iter()
-            .any(|l| l.buffered.load(Ordering::Relaxed) > limit && !l.stop.is_cancelled())
+    /// Resolves once every running handler's buffer is below [`HANDLER_BUFFER_CAPACITY`]
+    /// (a removed or stopped handler never holds it up).
+    pub(crate) async fn wait_for_room(&self) {
+        loop {
+            let full = self
+                .listeners
+                .read()
+                .iter()
+                .find(|l| l.room.is_full())
+                .cloned();
+            match full {
+                Some(listener) => listener.room.wait().await,
+                None => return,
+            }
+        }
+    }
+
+    /// True if some running handler's buffer is at capacity.
+    pub(crate) fn is_full(&self) -> bool {
+        self.listeners.read().iter().any(|l| l.room.is_full())
     }
 
     pub(crate) fn should_resync(&self) -> bool {

@@ -23,7 +23,7 @@ mod status;
 use backoff::Backoff;
 pub use backoff::BackoffOptions;
 use retry::{InternalErrorRetry, WatchErrorAction, watch_error_action};
-pub(crate) use status::StatusCell;
+use status::StatusCell;
 pub use status::{ReflectorPhase, ReflectorStatus};
 
 /// Rewrites an object before it is stored (e.g. strips `managedFields`). Applied exactly once.
@@ -83,16 +83,37 @@ impl Default for ReflectorOptions {
     }
 }
 
-/// Shared, readable view of the last synced resource version.
+/// The last synced resource version, written by its reflector only.
 #[derive(Debug, Clone, Default)]
-pub(crate) struct ResourceVersionCell(Arc<RwLock<Option<String>>>);
+struct ResourceVersionCell(Arc<RwLock<Option<String>>>);
 
 impl ResourceVersionCell {
-    pub(crate) fn get(&self) -> Option<String> {
+    fn get(&self) -> Option<String> {
         self.0.read().clone()
     }
     fn set(&self, rv: String) {
         *self.0.write() = Some(rv);
+    }
+}
+
+/// A read handle on a reflector's state ([`Reflector::handle`]): its last synced resource
+/// version and status, readable from anywhere while the reflector runs (or after it moved into
+/// its task). Cheap to clone.
+#[derive(Debug, Clone)]
+pub struct ReflectorHandle {
+    last_sync: ResourceVersionCell,
+    status: StatusCell,
+}
+
+impl ReflectorHandle {
+    /// The resource version of the last list, event or bookmark applied.
+    pub fn last_sync_resource_version(&self) -> Option<String> {
+        self.last_sync.get()
+    }
+
+    /// What the reflector is doing now (see [`ReflectorStatus`]).
+    pub fn status(&self) -> ReflectorStatus {
+        self.status.snapshot(self.last_sync.get())
     }
 }
 
@@ -183,14 +204,13 @@ where
         self
     }
 
-    pub(crate) fn with_resource_version_cell(mut self, cell: ResourceVersionCell) -> Self {
-        self.last_sync = cell;
-        self
-    }
-
-    pub(crate) fn with_status_cell(mut self, cell: StatusCell) -> Self {
-        self.status = cell;
-        self
+    /// A read handle on this reflector's resource version and status, valid for its lifetime
+    /// and after.
+    pub fn handle(&self) -> ReflectorHandle {
+        ReflectorHandle {
+            last_sync: self.last_sync.clone(),
+            status: self.status.clone(),
+        }
     }
 
     /// The resource version of the last list, event or bookmark applied.

@@ -61,6 +61,7 @@ async fn run_with_retry(retry_on_error: bool) -> (usize, Vec<(DeltaType, String)
         should_resync: None,
         watch_error_handler: None,
         transform: None,
+        known_objects: None,
         retry_on_error,
     }));
     let stop = CancellationToken::new();

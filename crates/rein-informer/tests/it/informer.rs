@@ -10,6 +10,7 @@ use k8s_openapi::api::core::v1::ConfigMap;
 use k8s_openapi::api::core::v1::Secret;
 use kube_client::api::Api;
 use kube_client::core::{ApiResource, ObjectMeta};
+use rein_informer::HasSynced;
 use rein_informer::{
     ApiListerWatcher, IndexFunc, Indexers, InformerSpec, ListWatchOptions, MetaTransform,
     QueueKind, SharedIndexInformer, SharedInformerFactory, meta_namespace_key,
@@ -702,4 +703,62 @@ async fn status_shows_the_reflector_step_and_a_held_watch_request() {
             .is_some_and(|r| r.phase == ReflectorPhase::Stopped)
     })
     .await;
+}
+
+/// One back-pressure mechanism end to end: a handler that stops taking notifications makes
+/// its buffer fill to capacity, then the process loop waits, the queue fills, and the
+/// reflector stops reading the watch — every buffer bounded, nothing lost once the handler
+/// resumes.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_stalled_handler_holds_back_the_watch_with_every_buffer_bounded() {
+    let env = TestEnv::start().await.expect("testenv");
+    let api: Api<ConfigMap> = Api::namespaced(env.client(), "default");
+    let lw = ApiListerWatcher::<ConfigMap>::new(env.client(), ListWatchOptions::default());
+    let inf = Arc::new(SharedIndexInformer::new(lw, options(QueueKind::RealFifo)));
+    let (open_tx, open_rx) = std::sync::mpsc::channel::<()>();
+    let open_rx = Arc::new(parking_lot::Mutex::new(Some(open_rx)));
+    let seen = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let handler = {
+        let (gate, seen) = (open_rx.clone(), seen.clone());
+        rein_informer::ResourceEventHandlerFuncs::<ConfigMap>::new().on_add(move |_, _| {
+            // The first notification blocks until the test opens the gate.
+            if let Some(rx) = gate.lock().take() {
+                let _ = rx.recv();
+            }
+            seen.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        })
+    };
+    inf.add_event_handler(handler).unwrap();
+    let stop = CancellationToken::new();
+    start(&inf, &stop);
+    inf.wait_synced().await;
+    let total = 4_000;
+    let writes = {
+        let api = api.clone();
+        tokio::spawn(async move {
+            for i in 0..total {
+                create(&api, &format!("held-{i}")).await;
+            }
+        })
+    };
+    eventually(60, "the reflector waits for queue room", || {
+        inf.status().reflector.map(|r| r.phase)
+            == Some(rein_informer::ReflectorPhase::WaitingForQueueRoom)
+    })
+    .await;
+    let status = inf.status();
+    let (capacity, batch) = (256, rein_informer::RealFifoOptions::default().batch_size);
+    assert!(status.handler_buffers[0] <= capacity + batch, "{status}");
+    assert!(status.handler_buffers[0] >= capacity, "{status}");
+    assert!(
+        status.queued <= rein_informer::DEFAULT_REAL_FIFO_CAPACITY + 1,
+        "{status}"
+    );
+    open_tx.send(()).unwrap();
+    writes.await.unwrap();
+    eventually(60, "every add is delivered", || {
+        seen.load(std::sync::atomic::Ordering::Relaxed) == total
+    })
+    .await;
+    stop.cancel();
 }
