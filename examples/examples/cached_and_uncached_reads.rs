@@ -11,8 +11,9 @@ use k8s_openapi::api::core::v1::{ConfigMap, Container, Pod, PodSpec, Secret};
 use kube_client::core::ObjectMeta;
 use rein::client::cache::{Cache, CacheOptions};
 use rein::client::metrics::{ReadSource, reads_served};
-use rein::client::{Client, ClientOptions, ListOptions, ObjectKey, PostParams};
+use rein::client::{Client, ClientOptions, ListOptions, PostParams};
 use rein::scheme::GroupVersionKind;
+use rein::scheme::ObjectKey;
 use tokio_util::sync::CancellationToken;
 
 #[tokio::main]

@@ -12,7 +12,8 @@ use k8s_openapi::api::core::v1::{Container, Pod, PodSpec};
 use kube_client::core::ObjectMeta;
 use rein::client::cache::{Cache, CacheOptions};
 use rein::client::metrics::{ReadSource, reads_served};
-use rein::client::{Client, ObjectKey, PostParams};
+use rein::client::{Client, PostParams};
+use rein::scheme::ObjectKey;
 use tokio_util::sync::CancellationToken;
 
 #[derive(Parser, Debug)]

@@ -17,7 +17,7 @@ use async_trait::async_trait;
 use clap::Parser;
 use kube_client::api::{ListParams, PostParams};
 use kube_client::{Api, Client as KubeClient};
-use rein::client::{Client, ObjectKey};
+use rein::client::Client;
 use rein::controller::ControllerManagedBy;
 use rein::controller::{Action, Context, Reconciler, Request};
 use rein::manager::config::{self, ConfigSources};
@@ -26,6 +26,7 @@ use rein::manager::webhook::{
     GeneratedCertificates, Operation, Warnings, WebhookServerOptions, review_request,
 };
 use rein::manager::{Manager, Options, signals};
+use rein::scheme::ObjectKey;
 use rein::scheme::Scheme;
 use rein::{CustomResource, CustomResourceExt, KubeSchema};
 use rein_testenv::TestEnv;

@@ -14,10 +14,11 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector;
 use kube_client::Api;
 use kube_client::api::{DeleteParams, ObjectMeta, Patch, PatchParams, PostParams};
 use rein::client::controllerutil::set_controller_reference;
-use rein::client::{Client, ObjectKey, ignore_already_exists, ignore_not_found};
+use rein::client::{Client, ignore_already_exists, ignore_not_found};
 use rein::controller::predicate::GenerationChanged;
 use rein::controller::{Action, Context, ControllerManagedBy, Reconciler, Request};
 use rein::manager::Manager;
+use rein::scheme::ObjectKey;
 use tokio_util::sync::CancellationToken;
 
 /// One ReplicaSet `<deployment>-rs` per Deployment, with the Deployment's replicas.

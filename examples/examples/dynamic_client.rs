@@ -11,7 +11,8 @@ use std::io::BufRead;
 use std::path::PathBuf;
 
 use clap::Parser;
-use rein::client::{Client, DeleteParams, ListOptions, ObjectKey, PostParams, PropagationPolicy};
+use rein::client::{Client, DeleteParams, ListOptions, PostParams, PropagationPolicy};
+use rein::scheme::ObjectKey;
 use rein::scheme::{GroupVersion, GroupVersionResource};
 use serde_json::json;
 

@@ -9,9 +9,9 @@ use clap::Parser;
 use k8s_openapi::api::core::v1::Pod;
 use kube_client::Api;
 use kube_client::api::PostParams;
-use rein::client::ObjectKey;
 use rein::manager::config::{self, ConfigSources};
 use rein::manager::{Manager, Options, signals};
+use rein::scheme::ObjectKey;
 use rein_testenv::TestEnv;
 use tokio_util::sync::CancellationToken;
 

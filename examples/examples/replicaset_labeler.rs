@@ -11,9 +11,10 @@ use clap::Parser;
 use k8s_openapi::api::apps::v1::ReplicaSet;
 use k8s_openapi::api::core::v1::Pod;
 use rein::client::controllerutil::set_controller_reference;
-use rein::client::{Client, ListOptions, ObjectKey, PostParams};
+use rein::client::{Client, ListOptions, PostParams};
 use rein::controller::{Action, Context, ControllerManagedBy, Reconciler, Request};
 use rein::manager::{Manager, Options, config, signals};
+use rein::scheme::ObjectKey;
 use rein_testenv::TestEnv;
 use tokio_util::sync::CancellationToken;
 

@@ -14,7 +14,8 @@ use k8s_openapi::api::apps::v1::{Deployment, DeploymentSpec};
 use k8s_openapi::api::core::v1::{Container, ContainerPort, PodSpec, PodTemplateSpec};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector;
 use kube_client::core::ObjectMeta;
-use rein::client::{Client, DeleteParams, ListOptions, ObjectKey, PostParams, PropagationPolicy};
+use rein::client::{Client, DeleteParams, ListOptions, PostParams, PropagationPolicy};
+use rein::scheme::ObjectKey;
 
 #[derive(Parser, Debug)]
 struct Args {

@@ -8,11 +8,10 @@ use std::time::Duration;
 use async_trait::async_trait;
 use k8s_openapi::api::core::v1::{Container, Pod, PodSpec};
 use kube_client::core::ObjectMeta;
-use rein::client::{
-    Client, ClientOptions, ObjectKey, Patch, PatchParams, PostParams, ReadYourWrites,
-};
+use rein::client::{Client, ClientOptions, Patch, PatchParams, PostParams, ReadYourWrites};
 use rein::controller::{Action, Context, ControllerManagedBy, Reconciler, Request};
 use rein::manager::{Manager, Options};
+use rein::scheme::ObjectKey;
 use rein_testenv::{Fault, Faults, TestEnv};
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;

@@ -8,8 +8,9 @@ use k8s_openapi::api::core::v1::{ConfigMap, Container, Pod, PodSpec};
 use kube_client::core::ObjectMeta;
 use rein_client::cache::{Cache, CacheOptions};
 use rein_client::{
-    Client, ClientOptions, ListOptions, ObjectKey, Patch, PatchParams, PostParams, ReadYourWrites,
+    Client, ClientOptions, ListOptions, Patch, PatchParams, PostParams, ReadYourWrites,
 };
+use rein_scheme::ObjectKey;
 use tokio_util::sync::CancellationToken;
 
 const PODS: usize = 1_000;

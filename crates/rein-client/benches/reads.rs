@@ -6,7 +6,8 @@ use std::time::{Duration, Instant};
 use k8s_openapi::api::core::v1::{Container, Pod, PodSpec};
 use kube_client::core::ObjectMeta;
 use rein_client::cache::{Cache, CacheOptions};
-use rein_client::{Client, ListOptions, ObjectKey, PostParams};
+use rein_client::{Client, ListOptions, PostParams};
+use rein_scheme::ObjectKey;
 use tokio_util::sync::CancellationToken;
 
 const PODS: usize = 1_000;

@@ -13,7 +13,8 @@ use rein_scheme::{GroupVersionKind, ObjectKey, RestMapping, Scope};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 
-use crate::{Error, ListOptions, Object};
+use crate::{Error, ListOptions};
+use rein_scheme::Object;
 
 /// A kind's REST collection: where its objects live and whether URLs carry a namespace.
 #[derive(Debug, Clone)]

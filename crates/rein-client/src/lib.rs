@@ -17,7 +17,8 @@
 //!   ([`retry::RetryAfterLayer`]).
 //!
 //! ```
-//! use rein_client::{ListOptions, ObjectKey};
+//! use rein_client::ListOptions;
+//! use rein_scheme::ObjectKey;
 //!
 //! // Keys and list options are plain values; a `Client` needs an API server
 //! // (see the `cached_client` example, which starts rein-testenv).
@@ -51,8 +52,6 @@ pub use options::{
     DeleteParams, ListOptions, Patch, PatchParams, PostParams, Preconditions, PropagationPolicy,
     ValidationDirective, VersionMatch,
 };
-#[doc(inline)]
-pub use rein_scheme::{GroupVersionKind, GroupVersionResource, Object, ObjectKey, Scheme};
 
 /// How [`kube_client()`] stacks its layers over kube-client.
 #[derive(Debug, Clone, Copy, Default)]

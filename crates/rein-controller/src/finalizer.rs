@@ -9,7 +9,8 @@
 use std::future::Future;
 
 use rein_client::controllerutil::{add_finalizer, contains_finalizer, remove_finalizer};
-use rein_client::{Client, Object, PostParams};
+use rein_client::{Client, PostParams};
+use rein_scheme::Object;
 
 use crate::reconcile::{Action, BoxError};
 

@@ -7,7 +7,8 @@ use k8s_openapi::api::apps::v1::ReplicaSet;
 use k8s_openapi::api::core::v1::{ConfigMap, Pod, Secret};
 use kube_client::api::ListParams;
 use kube_client::{Api, ResourceExt};
-use rein::client::{Client, ListOptions, Object};
+use rein::client::{Client, ListOptions};
+use rein::scheme::Object;
 
 use super::controllers::{APPLIED, FINALIZER, MIRRORED, NAMESPACE, ROLE, SET, WANT, mirror_name};
 use super::writer::Model;

@@ -12,12 +12,13 @@ use kube_client::ResourceExt;
 use kube_client::api::ObjectMeta;
 use rein::client::controllerutil::set_controller_reference;
 use rein::client::{
-    Client, DeleteParams, ListOptions, ObjectKey, Patch, PatchParams, PostParams,
-    ignore_already_exists, ignore_not_found,
+    Client, DeleteParams, ListOptions, Patch, PatchParams, PostParams, ignore_already_exists,
+    ignore_not_found,
 };
 use rein::controller::BoxError;
 use rein::controller::finalizer::{FinalizerEvent, finalizer};
 use rein::controller::{Action, Context, Reconciler, Request};
+use rein::scheme::ObjectKey;
 use serde_json::json;
 
 /// The namespace every soak object lives in.

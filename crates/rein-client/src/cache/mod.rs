@@ -20,8 +20,9 @@ use tokio_util::sync::CancellationToken;
 pub use options::{ByObject, CacheOptions, Transform, strip_managed_fields};
 
 use crate::endpoint::Endpoint;
-use crate::{Error, ListOptions, Object};
+use crate::{Error, ListOptions};
 use reader::KindRef;
+use rein_scheme::Object;
 
 /// The shared informer cache. A cheap `Clone` handle.
 ///

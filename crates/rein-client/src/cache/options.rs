@@ -10,7 +10,7 @@ use kube_client::core::ObjectMeta;
 use rein_informer::{InformerSpec, MetaTransform};
 use rein_scheme::{GroupVersionKind, fields, labels};
 
-use crate::Object;
+use rein_scheme::Object;
 
 /// A function applied to every object's metadata before it is stored (e.g. dropping
 /// `managedFields`). It sees metadata only so it works for every kind without re-encoding.

@@ -17,14 +17,15 @@ pub use options::ClientOptions;
 pub use read_your_writes::{OnTimeout, ReadYourWrites, WaitOutcome, read_your_writes_waits};
 pub use subresource::SubResourceClient;
 
+use crate::Error;
 use crate::cache::Cache;
 use crate::discovery::DiscoveryClient;
 use crate::dynamic::DynamicClient;
 use crate::endpoint::Endpoint;
 use crate::metrics::{self, ReadSource};
 use crate::options::{DeleteParams, ListOptions, Patch, PatchParams, PostParams};
-use crate::{Error, Object};
 use read_your_writes::{Scope, Tracker, store_key};
+use rein_scheme::Object;
 
 /// controller-runtime's client: typed CRUD for every kind, a status and sub-resource writer,
 /// a dynamic client and a discovery client. A cheap `Clone` handle.

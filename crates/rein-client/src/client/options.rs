@@ -6,7 +6,7 @@ use kube_client::core::params::ValidationDirective;
 use rein_scheme::GroupVersionKind;
 
 use super::ReadYourWrites;
-use crate::Object;
+use rein_scheme::Object;
 
 /// How the delegating client behaves (controller-runtime's `client.Options` + `CacheOptions`).
 ///

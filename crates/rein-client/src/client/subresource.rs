@@ -4,9 +4,10 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 
 use super::Client;
+use crate::Error;
 use crate::endpoint::Endpoint;
 use crate::options::{Patch, PatchParams, PostParams};
-use crate::{Error, Object, ObjectKey};
+use rein_scheme::{Object, ObjectKey};
 
 /// Reads and writes one sub-resource of objects; from [`Client::status`] or
 /// [`Client::sub_resource`].

@@ -4,7 +4,8 @@
 use serde_json::Value;
 
 use crate::patch::{is_empty_merge_patch, merge_diff};
-use crate::{Client, Error, Object, ObjectKey, Patch, PatchParams, PostParams};
+use crate::{Client, Error, Patch, PatchParams, PostParams};
+use rein_scheme::{Object, ObjectKey};
 
 /// What `create_or_update` / `create_or_patch` did.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]

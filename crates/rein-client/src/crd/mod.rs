@@ -20,7 +20,8 @@ use tokio::time::Instant;
 
 pub use error::CrdError;
 
-use crate::{Client, ObjectKey, PostParams};
+use crate::{Client, PostParams};
+use rein_scheme::ObjectKey;
 
 /// How often [`wait_established`] reads the CRD again while it waits.
 const POLL_INTERVAL: Duration = Duration::from_millis(50);

@@ -6,8 +6,9 @@ use std::time::Duration;
 
 use k8s_openapi::api::core::v1::{ConfigMap, Pod, Secret};
 use rein_client::cache::{ByObject, Cache, CacheOptions};
-use rein_client::{Client, ClientOptions, Error, ListOptions, ObjectKey, PostParams};
+use rein_client::{Client, ClientOptions, Error, ListOptions, PostParams};
 use rein_scheme::GroupVersionKind;
+use rein_scheme::ObjectKey;
 use rein_testenv::TestEnv;
 use tokio_util::sync::CancellationToken;
 

@@ -5,9 +5,9 @@ use k8s_openapi::api::autoscaling::v1::Scale;
 use k8s_openapi::api::core::v1::{ConfigMap, Namespace, Pod, PodStatus};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector;
 use rein_client::{
-    DeleteParams, ListOptions, ObjectKey, Patch, PatchParams, PostParams, Preconditions,
-    PropagationPolicy,
+    DeleteParams, ListOptions, Patch, PatchParams, PostParams, Preconditions, PropagationPolicy,
 };
+use rein_scheme::ObjectKey;
 use serde_json::json;
 
 use crate::support::{config_map, env, meta, pod};

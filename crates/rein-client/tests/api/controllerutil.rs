@@ -2,10 +2,11 @@
 //! owner references.
 
 use k8s_openapi::api::core::v1::{ConfigMap, Pod, PodStatus};
+use rein_client::PostParams;
 use rein_client::controllerutil::{
     OperationResult, add_finalizer, create_or_patch, create_or_update, set_controller_reference,
 };
-use rein_client::{ObjectKey, PostParams};
+use rein_scheme::ObjectKey;
 
 use crate::support::{config_map, env, pod};
 

@@ -11,7 +11,8 @@ use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::{
     JSONSchemaProps,
 };
 use kube_client::core::{ObjectMeta, Resource};
-use rein_client::{Client, DeleteParams, ListOptions, ObjectKey, Patch, PatchParams, PostParams};
+use rein_client::{Client, DeleteParams, ListOptions, Patch, PatchParams, PostParams};
+use rein_scheme::ObjectKey;
 use rein_scheme::{GroupVersionKind, GroupVersionResource, Scheme, Scope};
 use serde::{Deserialize, Serialize};
 use serde_json::json;

@@ -3,8 +3,9 @@
 use std::time::Duration;
 
 use k8s_openapi::api::core::v1::{ConfigMap, Pod};
-use rein_client::{Client, Error, ObjectKey, PostParams, StatusReason};
+use rein_client::{Client, Error, PostParams, StatusReason};
 use rein_scheme::GroupVersionKind;
+use rein_scheme::ObjectKey;
 use rein_testenv::{Fault, TestEnv};
 
 use crate::support::{config_map, env, pod};

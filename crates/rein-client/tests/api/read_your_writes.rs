@@ -8,9 +8,10 @@ use k8s_openapi::api::core::v1::{ConfigMap, Pod, PodStatus};
 use rein_client::cache::{Cache, CacheOptions};
 use rein_client::metrics::{WaitOutcome, read_your_writes_waits};
 use rein_client::{
-    Client, ClientOptions, Error, ListOptions, ObjectKey, OnTimeout, Patch, PatchParams,
-    PostParams, ReadYourWrites,
+    Client, ClientOptions, Error, ListOptions, OnTimeout, Patch, PatchParams, PostParams,
+    ReadYourWrites,
 };
+use rein_scheme::ObjectKey;
 use rein_testenv::{Fault, TestEnv};
 use tokio_util::sync::CancellationToken;
 

@@ -6,8 +6,8 @@ mod error;
 use std::fmt;
 use std::sync::Arc;
 
-use rein_client::Object;
 use rein_client::cache::Cache;
+use rein_scheme::Object;
 
 use crate::controller::{Controller, ControllerOptions};
 use crate::handler::{EnqueueRequestForObject, EnqueueRequestForOwner, EventHandler};

@@ -56,7 +56,7 @@ impl<K> fmt::Debug for Kind<K> {
     }
 }
 
-impl<K: rein_client::Object> Kind<K> {
+impl<K: rein_scheme::Object> Kind<K> {
     /// A source for `K`'s shared informer in `cache` (started by the cache's owner).
     pub fn new(cache: &rein_client::cache::Cache) -> Self {
         let cache = cache.clone();
@@ -68,7 +68,7 @@ impl<K: rein_client::Object> Kind<K> {
 }
 
 /// Asks the cache for `K`'s shared informer.
-async fn informer_from_cache<K: rein_client::Object>(
+async fn informer_from_cache<K: rein_scheme::Object>(
     cache: &rein_client::cache::Cache,
 ) -> Result<Arc<SharedIndexInformer<K>>, BoxError> {
     Ok(cache.informer_for::<K>().await?)

@@ -78,7 +78,7 @@ async fn runnables_start_after_caches_sync_and_leader_ones_last() {
                 log.lock()
                     .push(format!("{name} synced={}", mgr.caches_synced()));
                 // The Pod is already in the synced cache.
-                let key = rein_client::ObjectKey::new("default", "gateway");
+                let key = rein_scheme::ObjectKey::new("default", "gateway");
                 let cached = mgr.cache().get::<Pod>(&key).await.is_ok();
                 log.lock().push(format!("{name} cached={cached}"));
                 stop.cancelled().await;
@@ -528,8 +528,8 @@ async fn release_on_cancel_hands_over_after_leader_work_stopped() {
 #[tokio::test]
 async fn a_request_the_server_never_answers_fails_at_the_request_timeout() {
     use k8s_openapi::api::core::v1::ConfigMap;
-    use rein_client::ObjectKey;
     use rein_client::timeout::RequestTimeouts;
+    use rein_scheme::ObjectKey;
     use rein_testenv::{Fault, RequestStage};
 
     let env = TestEnv::start().await.expect("testenv");
@@ -588,7 +588,7 @@ async fn a_request_the_server_never_answers_fails_at_the_request_timeout() {
 #[tokio::test]
 async fn throttling_is_retried_ten_times_as_the_server_asks_then_returned() {
     use k8s_openapi::api::core::v1::ConfigMap;
-    use rein_client::ObjectKey;
+    use rein_scheme::ObjectKey;
     use rein_testenv::Fault;
 
     let env = TestEnv::start().await.expect("testenv");
@@ -623,8 +623,9 @@ async fn throttling_is_retried_ten_times_as_the_server_asks_then_returned() {
 #[tokio::test]
 async fn a_cached_read_fails_when_its_informer_cannot_sync_in_time() {
     use k8s_openapi::api::core::v1::ConfigMap;
+    use rein_client::Error as ClientError;
     use rein_client::cache::CacheOptions;
-    use rein_client::{Error as ClientError, ObjectKey};
+    use rein_scheme::ObjectKey;
     use rein_testenv::Fault;
 
     let env = TestEnv::start().await.expect("testenv");
@@ -779,8 +780,8 @@ async fn start_fails_when_the_caches_do_not_sync_in_time() {
 #[tokio::test]
 async fn the_rate_limit_option_paces_the_managers_requests() {
     use k8s_openapi::api::core::v1::ConfigMap;
-    use rein_client::ObjectKey;
     use rein_client::limiter::RateLimitConfig;
+    use rein_scheme::ObjectKey;
 
     let env = TestEnv::start().await.expect("testenv");
     let mgr = manager(
@@ -808,7 +809,7 @@ async fn the_rate_limit_option_paces_the_managers_requests() {
 #[tokio::test]
 async fn a_manager_uses_the_kube_client_it_is_given() {
     use k8s_openapi::api::core::v1::ConfigMap;
-    use rein_client::ObjectKey;
+    use rein_scheme::ObjectKey;
 
     let env = TestEnv::start().await.expect("testenv");
     let seen = Arc::new(Mutex::new(Vec::<String>::new()));

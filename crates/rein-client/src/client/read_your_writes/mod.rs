@@ -34,12 +34,13 @@ use tokio::time::Instant;
 
 pub use metrics::{WaitOutcome, read_your_writes_waits};
 
+use crate::Error;
 use crate::cache::Cache;
 use crate::endpoint::Endpoint;
-use crate::{Error, Object};
 use expect::{Expect, parse_rv};
 pub(crate) use kind::Scope;
 use kind::{Follower, KindState};
+use rein_scheme::Object;
 
 /// Read-your-own-writes (a [`ClientOptions`](crate::ClientOptions) setting; on by default).
 ///
