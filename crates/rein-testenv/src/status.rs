@@ -41,6 +41,17 @@ impl ApiError {
         .with_details(details(def, name))
     }
 
+    /// 403 Forbidden for an object, as `errors.NewForbidden(resource, name, err)` words it:
+    /// `<resource> "<name>" is forbidden: <reason>`.
+    pub(crate) fn forbidden_object(def: &ResourceDef, name: &str, reason: &str) -> ApiError {
+        ApiError::new(
+            403,
+            "Forbidden",
+            format!("{} \"{name}\" is forbidden: {reason}", def.qualified()),
+        )
+        .with_details(details(def, name))
+    }
+
     /// 404 NotFound for a path nothing serves.
     pub(crate) fn no_route() -> ApiError {
         ApiError::new(

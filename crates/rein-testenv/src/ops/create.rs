@@ -7,7 +7,7 @@ use serde_json::{Value, json};
 use super::meta::{self, meta_mut};
 use super::{Target, WriteOpts, crd, is_crd, is_namespace};
 use crate::patch;
-use crate::resources::ResKey;
+use crate::resources::{ResKey, ResourceDef};
 use crate::status::ApiError;
 use crate::store::{ObjKey, Txn};
 
@@ -104,9 +104,13 @@ pub(crate) fn prepare(
     ] {
         meta.remove(field);
     }
-    meta.insert("uid".into(), json!(meta::new_uid()));
+    let uid = meta::new_uid();
+    meta.insert("uid".into(), json!(uid));
     meta.insert("creationTimestamp".into(), json!(meta::now()));
     meta.insert("generation".into(), json!(1));
+    if def.group == "batch" && def.plural == "jobs" {
+        super::defaults::job_selector(&mut obj, &name, &uid);
+    }
     prepare_status(target, &mut obj, &name);
     if is_crd(def) {
         crd::prepare_create(&mut obj)?;
@@ -135,7 +139,7 @@ pub(crate) fn commit(
     let def = target.def;
     let Prepared { key, obj } = prepared;
     if def.namespaced {
-        check_namespace_open(txn, &key.0)?;
+        check_namespace_open(txn, def, &key)?;
     }
     if txn.get(&def.key(), &key).is_some() {
         return Err(ApiError::already_exists(def, &key.1));
@@ -177,8 +181,13 @@ pub(super) fn check_type(target: Target<'_>, obj: &mut Value) -> Result<(), ApiE
     Ok(())
 }
 
-/// Fails unless `namespace` exists and is not terminating.
-pub(super) fn check_namespace_open(txn: &Txn<'_>, namespace: &str) -> Result<(), ApiError> {
+/// NamespaceLifecycle: fails unless the namespace of `key` exists and is not terminating.
+pub(super) fn check_namespace_open(
+    txn: &Txn<'_>,
+    def: &ResourceDef,
+    key: &ObjKey,
+) -> Result<(), ApiError> {
+    let namespace = key.0.as_str();
     let ns_res = ResKey {
         group: String::new(),
         plural: "namespaces".to_string(),
@@ -192,10 +201,21 @@ pub(super) fn check_namespace_open(txn: &Txn<'_>, namespace: &str) -> Result<(),
         .with_details(json!({"name": namespace, "kind": "namespaces"})));
     };
     if meta::is_deleting(&ns) {
-        return Err(ApiError::forbidden(format!(
-            "unable to create new content in namespace {namespace} because it is being terminated"
-        ))
-        .with_details(json!({"name": namespace, "kind": "namespaces"})));
+        let mut err = ApiError::forbidden_object(
+            def,
+            &key.1,
+            &format!(
+                "unable to create new content in namespace {namespace} because it is being \
+                 terminated"
+            ),
+        );
+        let details = err.details.get_or_insert_with(|| json!({}));
+        details["causes"] = json!([{
+            "reason": "NamespaceTerminating",
+            "message": format!("namespace {namespace} is being terminated"),
+            "field": "metadata.namespace",
+        }]);
+        return Err(err);
     }
     Ok(())
 }

@@ -1,6 +1,7 @@
 //! Per-kind defaulting, as kube-apiserver applies it when it decodes a write: a small table
 //! for the kinds controllers and kubectl use most (Pods and pod templates, workloads, Jobs,
-//! CronJobs, Services with ClusterIP allocation, Secrets). Fields the client set are kept.
+//! CronJobs, Services with ClusterIP and NodePort allocation, Secrets), and the Job
+//! strategy's generated selector. Fields the client set are kept.
 
 use std::sync::atomic::{AtomicU32, Ordering};
 
@@ -15,7 +16,11 @@ pub(crate) fn apply(def: &ResourceDef, obj: &mut Value, old: Option<&Value>) {
         return;
     }
     match (def.group.as_str(), def.plural.as_str()) {
-        ("", "pods") => pod_spec(at(obj, &["spec"]), true),
+        ("", "pods") => {
+            let spec = at(obj, &["spec"]);
+            pod_spec(spec, true);
+            requests_from_limits(spec);
+        }
         ("", "podtemplates") => pod_spec(at(obj, &["template", "spec"]), true),
         ("", "replicationcontrollers") => {
             let spec = at(obj, &["spec"]);
@@ -109,6 +114,7 @@ fn pod_spec(spec: &mut Map<String, Value>, restart_policy: bool) {
     default(spec, "schedulerName", json!("default-scheduler"));
     default(spec, "terminationGracePeriodSeconds", json!(30));
     default(spec, "securityContext", json!({}));
+    default(spec, "enableServiceLinks", json!(true));
     for list in ["containers", "initContainers"] {
         let Some(Value::Array(containers)) = spec.get_mut(list) else {
             continue;
@@ -117,6 +123,49 @@ fn pod_spec(spec: &mut Map<String, Value>, restart_policy: bool) {
             container_defaults(container);
         }
     }
+}
+
+/// `SetDefaults_Pod`: a container's requests default to its limits, resource by resource
+/// (only on Pods, not on pod templates).
+fn requests_from_limits(spec: &mut Map<String, Value>) {
+    for list in ["containers", "initContainers"] {
+        let Some(Value::Array(containers)) = spec.get_mut(list) else {
+            continue;
+        };
+        for container in containers.iter_mut().filter_map(Value::as_object_mut) {
+            let Some(Value::Object(resources)) = container.get_mut("resources") else {
+                continue;
+            };
+            let Some(Value::Object(limits)) = resources.get("limits").cloned() else {
+                continue;
+            };
+            let requests = at_map(resources, &["requests"]);
+            for (name, quantity) in limits {
+                requests.entry(name).or_insert(quantity);
+            }
+        }
+    }
+}
+
+/// The Job strategy's `generateSelector` (unless `manualSelector` is true): the template is
+/// labelled with the Job's name and uid, and the selector matches the uid.
+pub(crate) fn job_selector(obj: &mut Value, name: &str, uid: &str) {
+    if obj.pointer("/spec/manualSelector") == Some(&json!(true)) {
+        return;
+    }
+    let spec = at(obj, &["spec"]);
+    let labels = at_map(spec, &["template", "metadata", "labels"]);
+    for (key, value) in [
+        ("batch.kubernetes.io/controller-uid", uid),
+        ("batch.kubernetes.io/job-name", name),
+        ("controller-uid", uid),
+        ("job-name", name),
+    ] {
+        labels.entry(key).or_insert_with(|| json!(value));
+    }
+    at_map(spec, &["selector", "matchLabels"])
+        .entry("batch.kubernetes.io/controller-uid")
+        .or_insert_with(|| json!(uid));
 }
 
 fn container_defaults(container: &mut Map<String, Value>) {
@@ -178,6 +227,14 @@ fn service(obj: &mut Value, old: Option<&Value>) {
     default(spec, "internalTrafficPolicy", json!("Cluster"));
     if kind == "NodePort" || kind == "LoadBalancer" {
         default(spec, "externalTrafficPolicy", json!("Cluster"));
+        if kind == "LoadBalancer" {
+            default(spec, "allocateLoadBalancerNodePorts", json!(true));
+        }
+        let allocates =
+            kind == "NodePort" || spec.get("allocateLoadBalancerNodePorts") != Some(&json!(false));
+        if allocates {
+            node_ports(spec, old);
+        }
     }
     let kept = old.and_then(|o| o.pointer("/spec/clusterIP")).cloned();
     if is_unset(spec.get("clusterIP"))
@@ -198,6 +255,43 @@ fn service(obj: &mut Value, old: Option<&Value>) {
         default(spec, "ipFamilies", json!(["IPv4"]));
         default(spec, "ipFamilyPolicy", json!("SingleStack"));
     }
+}
+
+/// Gives every port without a `nodePort` one: the port's own from `old` (matched by port and
+/// protocol) on update, else a new one from the node-port range 30000–32767.
+fn node_ports(spec: &mut Map<String, Value>, old: Option<&Value>) {
+    let old_ports = old
+        .and_then(|o| o.pointer("/spec/ports"))
+        .and_then(Value::as_array)
+        .cloned()
+        .unwrap_or_default();
+    let Some(Value::Array(ports)) = spec.get_mut("ports") else {
+        return;
+    };
+    for port in ports.iter_mut().filter_map(Value::as_object_mut) {
+        if port
+            .get("nodePort")
+            .and_then(Value::as_i64)
+            .is_some_and(|n| n != 0)
+        {
+            continue;
+        }
+        let kept = old_ports.iter().find_map(|o| {
+            let same =
+                o.get("port") == port.get("port") && o.get("protocol") == port.get("protocol");
+            same.then(|| o.get("nodePort").cloned()).flatten()
+        });
+        let node_port = kept.unwrap_or_else(|| json!(allocate_node_port()));
+        port.insert("nodePort".into(), node_port);
+    }
+}
+
+/// The next port of the node-port range 30000–32767, wrapping within it.
+fn allocate_node_port() -> u16 {
+    static NEXT: AtomicU32 = AtomicU32::new(0);
+    const FIRST: u32 = 30000;
+    const SIZE: u32 = 32768 - FIRST;
+    u16::try_from(FIRST + NEXT.fetch_add(1, Ordering::Relaxed) % SIZE).unwrap_or(30000)
 }
 
 /// The next address of the service range 10.96.0.0/12 (10.96.0.1 is the `kubernetes`

@@ -63,8 +63,19 @@ pub(crate) fn delete(
     key: &ObjKey,
     opts: &DeleteOpts,
 ) -> Result<DeleteOutcome, ApiError> {
+    // NamespaceLifecycle keeps the namespaces every cluster relies on.
+    if is_namespace(target.def) && IMMORTAL_NAMESPACES.contains(&key.1.as_str()) {
+        return Err(ApiError::forbidden_object(
+            target.def,
+            &key.1,
+            "this namespace may not be deleted",
+        ));
+    }
     delete_object(txn, target.catalogue, target.def, key, opts)
 }
+
+/// The namespaces NamespaceLifecycle refuses to delete.
+const IMMORTAL_NAMESPACES: [&str; 3] = ["default", "kube-system", "kube-public"];
 
 /// [`delete`] without a requested version, as garbage collection calls it.
 pub(crate) fn delete_object(

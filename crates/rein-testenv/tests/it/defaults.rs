@@ -182,3 +182,140 @@ async fn no_op_updates_without_the_defaults_change_nothing() {
     );
     assert_eq!(replaced.data["spec"]["replicas"], 1);
 }
+
+/// `SetDefaults_PodSpec`/`SetDefaults_Pod`: service links on, requests copied from limits (on
+/// Pods only, not on templates).
+#[tokio::test]
+async fn pods_get_service_links_and_requests_from_limits() {
+    let env = TestEnv::start().await.expect("starts");
+    let pods: Api<Pod> = Api::namespaced(env.client(), "default");
+    let pod = create(
+        &pods,
+        json!({"metadata": {"name": "limited"}, "spec": {"containers": [{
+            "name": "a", "image": "nginx",
+            "resources": {"limits": {"cpu": "500m", "memory": "128Mi"}, "requests": {"cpu": "100m"}},
+        }]}}),
+    )
+    .await;
+    assert_eq!(pod["spec"]["enableServiceLinks"], true);
+    assert_eq!(
+        pod["spec"]["containers"][0]["resources"]["requests"],
+        json!({"cpu": "100m", "memory": "128Mi"}),
+        "missing requests default to the limits; set ones are kept"
+    );
+    let deployments: Api<Deployment> = Api::namespaced(env.client(), "default");
+    let deployment = create(
+        &deployments,
+        json!({"metadata": {"name": "templated"}, "spec": {
+            "selector": {"matchLabels": {"app": "t"}},
+            "template": {"metadata": {"labels": {"app": "t"}}, "spec": {"containers": [{
+                "name": "c", "image": "nginx", "resources": {"limits": {"cpu": "1"}}}]}},
+        }}),
+    )
+    .await;
+    let template = &deployment["spec"]["template"]["spec"];
+    assert_eq!(template["enableServiceLinks"], true);
+    assert!(
+        template["containers"][0]["resources"]
+            .get("requests")
+            .is_none(),
+        "templates keep their requests unset: {template}"
+    );
+}
+
+/// NodePort and LoadBalancer Services get a node port per port from 30000–32767, kept across
+/// updates that leave it out; a LoadBalancer allocates them unless told not to.
+#[tokio::test]
+async fn node_port_services_get_node_ports_that_updates_keep() {
+    let env = TestEnv::start().await.expect("starts");
+    let services: Api<Service> = Api::namespaced(env.client(), "default");
+    let created = create(
+        &services,
+        json!({"metadata": {"name": "np"}, "spec": {"type": "NodePort", "ports": [
+            {"name": "http", "port": 80},
+            {"name": "fixed", "port": 81, "nodePort": 31999},
+        ]}}),
+    )
+    .await;
+    let ports = &created["spec"]["ports"];
+    let allocated = ports[0]["nodePort"].as_i64().expect("a node port");
+    assert!((30000..=32767).contains(&allocated), "{allocated}");
+    assert_eq!(ports[1]["nodePort"], 31999, "a chosen node port is kept");
+
+    let mut update: Service = serde_json::from_value(created.clone()).unwrap();
+    for port in update.spec.as_mut().unwrap().ports.as_mut().unwrap() {
+        port.node_port = None;
+    }
+    let updated = services
+        .replace("np", &PostParams::default(), &update)
+        .await
+        .expect("updates");
+    let ports = updated.spec.unwrap().ports.unwrap();
+    assert_eq!(ports[0].node_port, Some(allocated as i32), "kept on update");
+    assert_eq!(ports[1].node_port, Some(31999));
+
+    let lb = create(
+        &services,
+        json!({"metadata": {"name": "lb"}, "spec": {"type": "LoadBalancer", "ports": [{"port": 443}]}}),
+    )
+    .await;
+    assert_eq!(lb["spec"]["allocateLoadBalancerNodePorts"], true);
+    assert!(lb["spec"]["ports"][0]["nodePort"].as_i64().is_some());
+    let no_ports = create(
+        &services,
+        json!({"metadata": {"name": "lb-bare"}, "spec": {"type": "LoadBalancer",
+               "allocateLoadBalancerNodePorts": false, "ports": [{"port": 443}]}}),
+    )
+    .await;
+    assert!(no_ports["spec"]["ports"][0].get("nodePort").is_none());
+    let cluster_ip = create(
+        &services,
+        json!({"metadata": {"name": "plain"}, "spec": {"ports": [{"port": 80}]}}),
+    )
+    .await;
+    assert!(cluster_ip["spec"]["ports"][0].get("nodePort").is_none());
+}
+
+/// The Job strategy's generated selector: the template carries the Job's name and uid, and
+/// the selector matches the uid; a manual selector is left alone.
+#[tokio::test]
+async fn jobs_get_a_generated_selector() {
+    let env = TestEnv::start().await.expect("starts");
+    let jobs: Api<Job> = Api::namespaced(env.client(), "default");
+    let job = create(
+        &jobs,
+        json!({"metadata": {"name": "work"}, "spec": {"template": {"spec": {
+            "restartPolicy": "Never", "containers": [{"name": "c", "image": "busybox"}]}}}}),
+    )
+    .await;
+    let uid = job["metadata"]["uid"].as_str().unwrap();
+    assert_eq!(
+        job["spec"]["selector"],
+        json!({"matchLabels": {"batch.kubernetes.io/controller-uid": uid}})
+    );
+    assert_eq!(
+        job["spec"]["template"]["metadata"]["labels"],
+        json!({
+            "batch.kubernetes.io/controller-uid": uid,
+            "batch.kubernetes.io/job-name": "work",
+            "controller-uid": uid,
+            "job-name": "work",
+        })
+    );
+    let manual = create(
+        &jobs,
+        json!({"metadata": {"name": "manual"}, "spec": {"manualSelector": true,
+            "selector": {"matchLabels": {"app": "m"}},
+            "template": {"metadata": {"labels": {"app": "m"}}, "spec": {
+                "restartPolicy": "Never", "containers": [{"name": "c", "image": "busybox"}]}}}}),
+    )
+    .await;
+    assert_eq!(
+        manual["spec"]["selector"],
+        json!({"matchLabels": {"app": "m"}})
+    );
+    assert_eq!(
+        manual["spec"]["template"]["metadata"]["labels"],
+        json!({"app": "m"})
+    );
+}

@@ -417,6 +417,26 @@ async fn namespace_termination_deletes_contents_then_the_namespace() {
         .await
         .expect_err("terminating");
     assert_eq!(code(&refused), Some(403));
+    let kube_client::Error::Api(status) = &refused else {
+        panic!("{refused}")
+    };
+    assert_eq!(
+        status.message,
+        "configmaps \"new\" is forbidden: unable to create new content in namespace doomed \
+         because it is being terminated"
+    );
+    let details = status.details.as_ref().expect("details");
+    assert_eq!(
+        (details.name.as_str(), details.kind.as_str()),
+        ("new", "configmaps")
+    );
+    assert_eq!(details.causes.len(), 1);
+    assert_eq!(details.causes[0].reason, "NamespaceTerminating");
+    assert_eq!(details.causes[0].field, "metadata.namespace");
+    assert_eq!(
+        details.causes[0].message,
+        "namespace doomed is being terminated"
+    );
     let release = Patch::Merge(json!({"metadata": {"finalizers": null}}));
     cms.patch("held", &PatchParams::default(), &release)
         .await
@@ -425,6 +445,33 @@ async fn namespace_termination_deletes_contents_then_the_namespace() {
         nss.get_opt("doomed").await.expect("get").is_none()
     })
     .await;
+}
+
+/// NamespaceLifecycle refuses to delete `default`, `kube-system` and `kube-public`.
+#[tokio::test]
+async fn the_system_namespaces_may_not_be_deleted() {
+    let env = TestEnv::start().await.expect("starts");
+    let nss: Api<Namespace> = Api::all(env.client());
+    for name in ["default", "kube-system", "kube-public"] {
+        let refused = nss
+            .delete(name, &DeleteParams::default())
+            .await
+            .expect_err("immortal");
+        let kube_client::Error::Api(status) = &refused else {
+            panic!("{refused}")
+        };
+        assert_eq!(status.code, 403);
+        assert_eq!(status.reason, "Forbidden");
+        assert_eq!(
+            status.message,
+            format!("namespaces \"{name}\" is forbidden: this namespace may not be deleted")
+        );
+        let live = nss.get(name).await.expect("still there");
+        assert!(live.metadata.deletion_timestamp.is_none());
+    }
+    nss.delete("kube-node-lease", &DeleteParams::default())
+        .await
+        .expect("any other namespace may be deleted");
 }
 
 #[tokio::test]
