@@ -107,7 +107,9 @@ pub(crate) fn prepare(
     let uid = meta::new_uid();
     meta.insert("uid".into(), json!(uid));
     meta.insert("creationTimestamp".into(), json!(meta::now()));
-    meta.insert("generation".into(), json!(1));
+    if meta::tracks_generation(def) {
+        meta.insert("generation".into(), json!(1));
+    }
     if def.group == "batch" && def.plural == "jobs" {
         super::defaults::job_selector(&mut obj, &name, &uid);
     }

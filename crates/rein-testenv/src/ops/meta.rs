@@ -180,3 +180,31 @@ mod tests {
         assert_eq!(generate_name("web-").len(), 9);
     }
 }
+
+/// Whether kube-apiserver's strategy for the resource tracks `metadata.generation` (sets 1 on
+/// create and bumps it when the spec changes): custom resources, CRDs and the built-ins
+/// whose strategies do. The others keep whatever the client sent on create and the stored
+/// value on update.
+pub(crate) fn tracks_generation(def: &ResourceDef) -> bool {
+    def.custom
+        || matches!(
+            (def.group.as_str(), def.plural.as_str()),
+            ("", "pods" | "podtemplates" | "replicationcontrollers")
+                | (
+                    "apps",
+                    "deployments" | "replicasets" | "statefulsets" | "daemonsets"
+                )
+                | ("batch", "jobs" | "cronjobs")
+                | ("autoscaling", "horizontalpodautoscalers")
+                | ("policy", "poddisruptionbudgets")
+                | (
+                    "networking.k8s.io",
+                    "ingresses" | "ingressclasses" | "networkpolicies"
+                )
+                | ("discovery.k8s.io", "endpointslices")
+                | ("apiextensions.k8s.io", "customresourcedefinitions")
+                | ("admissionregistration.k8s.io", _)
+                | ("flowcontrol.apiserver.k8s.io", _)
+                | ("resource.k8s.io", _)
+        )
+}

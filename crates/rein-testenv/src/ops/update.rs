@@ -140,16 +140,17 @@ pub(crate) fn update(
             ));
         }
     }
-    let generation = old
-        .pointer("/metadata/generation")
-        .and_then(Value::as_i64)
-        .unwrap_or(1);
-    let generation = if spec_changed(&old, &result) {
-        generation + 1
-    } else {
-        generation
+    // Requests cannot set the generation; strategies that track it bump it on spec changes.
+    let stored = old.pointer("/metadata/generation").and_then(Value::as_i64);
+    let generation = match stored {
+        Some(n) if meta::tracks_generation(def) && spec_changed(&old, &result) => Some(n + 1),
+        None if meta::tracks_generation(def) => Some(1),
+        other => other,
     };
-    meta_mut(&mut result).insert("generation".into(), json!(generation));
+    match generation {
+        Some(n) => meta_mut(&mut result).insert("generation".into(), json!(n)),
+        None => meta_mut(&mut result).remove("generation"),
+    };
     super::custom::validate(target, &result, Some(&old), name)?;
     // Also without a field manager: the stored entries are kept (and lose the fields this
     // write changed) when the request sends no managedFields, as kube-apiserver keeps them.

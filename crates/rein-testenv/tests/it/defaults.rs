@@ -319,3 +319,44 @@ async fn jobs_get_a_generated_selector() {
         json!({"app": "m"})
     );
 }
+
+/// `metadata.generation` is set and bumped only where kube-apiserver's strategy tracks it
+/// (workloads, Pods, custom resources…); a ConfigMap, Secret or Service has none, and an
+/// update cannot give it one.
+#[tokio::test]
+async fn generation_only_where_the_strategy_tracks_it() {
+    use k8s_openapi::api::core::v1::ConfigMap;
+    let env = TestEnv::start().await.expect("starts");
+    let cms: Api<ConfigMap> = Api::namespaced(env.client(), "default");
+    let cm = create(&cms, json!({"metadata": {"name": "c"}, "data": {"a": "1"}})).await;
+    assert!(cm["metadata"].get("generation").is_none(), "{cm}");
+    let mut changed: ConfigMap = serde_json::from_value(cm).unwrap();
+    changed.data = Some([("a".to_owned(), "2".to_owned())].into());
+    changed.metadata.generation = Some(7);
+    let updated = cms
+        .replace("c", &PostParams::default(), &changed)
+        .await
+        .expect("updates");
+    assert_eq!(updated.metadata.generation, None, "requests cannot set it");
+    let secrets: Api<Secret> = Api::namespaced(env.client(), "default");
+    let secret = create(&secrets, json!({"metadata": {"name": "s"}})).await;
+    assert!(secret["metadata"].get("generation").is_none());
+    let services: Api<Service> = Api::namespaced(env.client(), "default");
+    let service = create(
+        &services,
+        json!({"metadata": {"name": "svc"}, "spec": {"ports": [{"port": 80}]}}),
+    )
+    .await;
+    assert!(service["metadata"].get("generation").is_none());
+    let deployments: Api<Deployment> = Api::namespaced(env.client(), "default");
+    let deployment = create(
+        &deployments,
+        json!({"metadata": {"name": "g"}, "spec": {
+            "selector": {"matchLabels": {"app": "g"}},
+            "template": {"metadata": {"labels": {"app": "g"}},
+                         "spec": {"containers": [{"name": "c", "image": "nginx:1.27"}]}},
+        }}),
+    )
+    .await;
+    assert_eq!(deployment["metadata"]["generation"], 1);
+}
