@@ -157,30 +157,6 @@ fn is_dns_label(s: &str) -> bool {
         && bytes.iter().all(|c| alnum(c) || *c == b'-')
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn uids_look_like_uuids() {
-        let uid = new_uid();
-        assert_eq!(uid.len(), 36);
-        assert_eq!(&uid[14..15], "4");
-        assert_ne!(uid, new_uid());
-    }
-
-    #[test]
-    fn names_are_validated() {
-        assert!(dns_subdomain_problem("my-app.v1").is_none());
-        assert!(dns_subdomain_problem("My_App").is_some());
-        assert!(dns_subdomain_problem("-x").is_some());
-        assert!(dns_label_problem("a.b").is_some());
-        assert!(path_segment_problem("system:controller:x").is_none());
-        assert!(generate_name("web-").starts_with("web-"));
-        assert_eq!(generate_name("web-").len(), 9);
-    }
-}
-
 /// Whether kube-apiserver's strategy for the resource tracks `metadata.generation` (sets 1 on
 /// create and bumps it when the spec changes): custom resources, CRDs and the built-ins
 /// whose strategies do. The others keep whatever the client sent on create and the stored
@@ -207,4 +183,28 @@ pub(crate) fn tracks_generation(def: &ResourceDef) -> bool {
                 | ("flowcontrol.apiserver.k8s.io", _)
                 | ("resource.k8s.io", _)
         )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn uids_look_like_uuids() {
+        let uid = new_uid();
+        assert_eq!(uid.len(), 36);
+        assert_eq!(&uid[14..15], "4");
+        assert_ne!(uid, new_uid());
+    }
+
+    #[test]
+    fn names_are_validated() {
+        assert!(dns_subdomain_problem("my-app.v1").is_none());
+        assert!(dns_subdomain_problem("My_App").is_some());
+        assert!(dns_subdomain_problem("-x").is_some());
+        assert!(dns_label_problem("a.b").is_some());
+        assert!(path_segment_problem("system:controller:x").is_none());
+        assert!(generate_name("web-").starts_with("web-"));
+        assert_eq!(generate_name("web-").len(), 9);
+    }
 }
