@@ -216,6 +216,7 @@ impl TestEnvBuilder {
             webhook_services: self.webhook_services.clone(),
         });
         seed_namespaces(&state);
+        seed_kubernetes_service(&state, addr);
 
         let kubeconfig = kubeconfig(
             &base_url,
@@ -322,6 +323,66 @@ fn seed_namespaces(state: &State) {
     for name in ["default", "kube-system", "kube-public", "kube-node-lease"] {
         let ns = json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}});
         let _ = ops::create(&mut txn, target, None, ns, &WriteOpts::default());
+    }
+}
+
+/// The `kubernetes` Service in `default` every cluster has (kube-apiserver's bootstrap
+/// controller), with its Endpoints and EndpointSlice pointing at this server.
+fn seed_kubernetes_service(state: &State, addr: std::net::SocketAddr) {
+    let (ip, port) = (addr.ip().to_string(), addr.port());
+    let address_type = if addr.is_ipv4() { "IPv4" } else { "IPv6" };
+    let objects = [
+        (
+            "services",
+            "v1",
+            json!({"apiVersion": "v1", "kind": "Service",
+                "metadata": {"name": "kubernetes", "namespace": "default",
+                    "labels": {"component": "apiserver", "provider": "kubernetes"}},
+                "spec": {"type": "ClusterIP", "clusterIP": "10.96.0.1", "clusterIPs": ["10.96.0.1"],
+                    "ports": [{"name": "https", "port": 443, "protocol": "TCP", "targetPort": port}]}}),
+        ),
+        (
+            "endpoints",
+            "v1",
+            json!({"apiVersion": "v1", "kind": "Endpoints",
+                "metadata": {"name": "kubernetes", "namespace": "default",
+                    "labels": {"endpointslice.kubernetes.io/skip-mirror": "true"}},
+                "subsets": [{"addresses": [{"ip": ip}],
+                    "ports": [{"name": "https", "port": port, "protocol": "TCP"}]}]}),
+        ),
+        (
+            "endpointslices",
+            "v1",
+            json!({"apiVersion": "discovery.k8s.io/v1", "kind": "EndpointSlice",
+                "metadata": {"name": "kubernetes", "namespace": "default",
+                    "labels": {"kubernetes.io/service-name": "kubernetes"}},
+                "addressType": address_type,
+                "endpoints": [{"addresses": [ip], "conditions": {"ready": true}}],
+                "ports": [{"name": "https", "port": port, "protocol": "TCP"}]}),
+        ),
+    ];
+    let mut txn = state.store.lock();
+    for (plural, version, obj) in objects {
+        let group = if plural == "endpointslices" {
+            "discovery.k8s.io"
+        } else {
+            ""
+        };
+        let Some(def) = state.catalogue.lookup(group, version, plural) else {
+            continue;
+        };
+        let target = Target {
+            catalogue: &state.catalogue,
+            def: &def,
+            version,
+        };
+        let _ = ops::create(
+            &mut txn,
+            target,
+            Some("default"),
+            obj,
+            &WriteOpts::default(),
+        );
     }
 }
 

@@ -360,3 +360,39 @@ async fn generation_only_where_the_strategy_tracks_it() {
     .await;
     assert_eq!(deployment["metadata"]["generation"], 1);
 }
+
+/// Like every cluster, the server has a `kubernetes` Service in `default` at the first address
+/// of the service range, with Endpoints and an EndpointSlice pointing at the API server.
+#[tokio::test]
+async fn the_kubernetes_service_points_at_the_api_server() {
+    use k8s_openapi::api::core::v1::Endpoints;
+    use k8s_openapi::api::discovery::v1::EndpointSlice;
+    let env = TestEnv::start().await.expect("starts");
+    let port = env
+        .config()
+        .cluster_url
+        .port_u16()
+        .expect("the server's port");
+    let services: Api<Service> = Api::namespaced(env.client(), "default");
+    let svc = services
+        .get("kubernetes")
+        .await
+        .expect("the kubernetes Service");
+    let spec = svc.spec.expect("spec");
+    assert_eq!(spec.cluster_ip.as_deref(), Some("10.96.0.1"));
+    let ports = spec.ports.expect("ports");
+    assert_eq!(
+        (ports[0].name.as_deref(), ports[0].port),
+        (Some("https"), 443)
+    );
+    let endpoints: Api<Endpoints> = Api::namespaced(env.client(), "default");
+    let ep = endpoints.get("kubernetes").await.expect("its Endpoints");
+    let subset = &ep.subsets.expect("subsets")[0];
+    assert_eq!(
+        subset.ports.as_ref().expect("ports")[0].port,
+        i32::from(port)
+    );
+    let slices: Api<EndpointSlice> = Api::namespaced(env.client(), "default");
+    let slice = slices.get("kubernetes").await.expect("its EndpointSlice");
+    assert_eq!(slice.ports.expect("ports")[0].port, Some(i32::from(port)));
+}
