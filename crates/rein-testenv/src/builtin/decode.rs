@@ -1,7 +1,9 @@
 //! The type check of a write, as kube-apiserver's JSON decoder does it into the Go struct:
 //! the first value of the wrong JSON type answers Go's `json: cannot unmarshal <what> into Go
 //! struct field <Struct>.<path> of type <type>`; unknown fields are collected (with the paths
-//! a strict decode reports) and dropped, as decoding into a struct drops them.
+//! a strict decode reports) and dropped, as decoding into a struct drops them. Times are
+//! rewritten as the Go types marshal them again (`metav1.Time` in UTC to the second,
+//! `MicroTime` to the microsecond).
 
 use serde_json::{Map, Value};
 
@@ -182,7 +184,16 @@ impl Walker<'_> {
         match (kind, &mut *value) {
             (Some("string"), Value::String(s)) => match format {
                 Some("byte") => base64_problem(s).map_or(Ok(()), Err),
-                Some("date-time") => time_problem(s).map_or(Ok(()), Err),
+                Some("date-time") => match time_problem(s) {
+                    Some(problem) => Err(problem),
+                    None => {
+                        let micro = name.is_some_and(|n| n.ends_with("MicroTime"));
+                        if let Some(canonical) = canonical_time(s, micro) {
+                            *s = canonical;
+                        }
+                        Ok(())
+                    }
+                },
                 _ => Ok(()),
             },
             (Some("boolean"), Value::Bool(_)) | (Some("number"), Value::Number(_)) => Ok(()),
@@ -309,6 +320,19 @@ fn time_problem(s: &str) -> Option<String> {
     ))
 }
 
+/// A valid time as Go marshals it back: `metav1.Time` as RFC 3339 in UTC, fractions cut
+/// (`2006-01-02T15:04:05Z`); `MicroTime` with six fractional digits. `None` for the empty
+/// string.
+fn canonical_time(s: &str, micro: bool) -> Option<String> {
+    let at = s.parse::<jiff::Timestamp>().ok()?;
+    let layout = if micro {
+        "%Y-%m-%dT%H:%M:%S.%6fZ"
+    } else {
+        "%Y-%m-%dT%H:%M:%SZ"
+    };
+    Some(at.strftime(layout).to_string())
+}
+
 /// `^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$`.
 fn is_quantity(s: &str) -> bool {
     let rest = s.strip_prefix(['+', '-']).unwrap_or(s);
@@ -345,6 +369,19 @@ mod tests {
             base64_problem("abc").as_deref(),
             Some("illegal base64 data at input byte 0")
         );
+    }
+
+    #[test]
+    fn times_are_written_as_go_marshals_them() {
+        assert_eq!(
+            canonical_time("2024-05-01T10:11:12.987+02:00", false).as_deref(),
+            Some("2024-05-01T08:11:12Z")
+        );
+        assert_eq!(
+            canonical_time("2024-05-01T10:11:12.5Z", true).as_deref(),
+            Some("2024-05-01T10:11:12.500000Z")
+        );
+        assert_eq!(canonical_time("", false), None);
     }
 
     #[test]

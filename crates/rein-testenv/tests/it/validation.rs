@@ -179,6 +179,36 @@ async fn bodies_of_the_wrong_type_answer_the_decoders_400_and_store_nothing() {
     );
 }
 
+/// Times are stored as the Go types marshal them back: `metav1.Time` in UTC to the second,
+/// `MicroTime` to the microsecond, whatever offset or precision the client sent.
+#[tokio::test]
+async fn times_are_stored_in_the_form_go_writes_them() {
+    let env = TestEnv::start().await.expect("starts");
+    let client = env.client();
+    let lease = post(
+        &client,
+        "/apis/coordination.k8s.io/v1/namespaces/default/leases",
+        json!({"apiVersion": "coordination.k8s.io/v1", "kind": "Lease",
+               "metadata": {"name": "l"},
+               "spec": {"holderIdentity": "a", "renewTime": "2024-05-01T10:11:12.5+02:00"}}),
+    )
+    .await;
+    assert_eq!(lease.code, 201, "{}", lease.body);
+    assert_eq!(lease.body["spec"]["renewTime"], "2024-05-01T08:11:12.500000Z");
+    let event = post(
+        &client,
+        "/api/v1/namespaces/default/events",
+        json!({"apiVersion": "v1", "kind": "Event",
+               "metadata": {"name": "e"},
+               "involvedObject": {"kind": "Pod", "name": "p", "namespace": "default"},
+               "reason": "R", "message": "m", "type": "Normal",
+               "firstTimestamp": "2024-05-01T10:11:12.987-01:00"}),
+    )
+    .await;
+    assert_eq!(event.code, 201, "{}", event.body);
+    assert_eq!(event.body["firstTimestamp"], "2024-05-01T11:11:12Z");
+}
+
 #[tokio::test]
 async fn a_patch_that_breaks_the_type_is_an_invalid_patch() {
     let env = TestEnv::start().await.expect("starts");
