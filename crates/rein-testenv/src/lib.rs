@@ -28,6 +28,7 @@
 
 mod admission;
 mod builtin;
+mod conversion;
 mod env;
 mod error;
 mod faults;
