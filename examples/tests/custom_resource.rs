@@ -45,13 +45,13 @@ fn example(name: &str) -> PathBuf {
 }
 
 fn kubectl() -> PathBuf {
-    let on_path = std::env::var_os("PATH")
+    let on_path: Vec<PathBuf> = std::env::var_os("PATH")
         .map(|paths| {
             std::env::split_paths(&paths)
                 .map(|p| p.join("kubectl"))
                 .collect()
         })
-        .unwrap_or_else(Vec::new);
+        .unwrap_or_default();
     on_path
         .into_iter()
         .chain([PathBuf::from("/usr/bin/kubectl")])
