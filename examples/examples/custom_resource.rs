@@ -574,7 +574,8 @@ async fn apply_webhook_configurations(
 }
 
 /// `kubectl apply`s a v2 widget on the `latest` tag: the API server converts it, the
-/// validating webhook denies it, and kubectl prints the webhook's message.
+/// validating webhook denies it, and kubectl prints the webhook's message; then `kubectl get`s
+/// the widgets as v2.
 fn kubectl_apply_bad_widget(
     kubectl: &std::path::Path,
     kubeconfig: &std::path::Path,
@@ -603,6 +604,21 @@ fn kubectl_apply_bad_widget(
     println!(
         "kubectl apply of widget default/kubectl-latest: {}",
         String::from_utf8_lossy(&output.stderr).trim()
+    );
+    // The v2 table: the server converts each stored v1 widget for v2's printer columns.
+    let output = Command::new(kubectl)
+        .arg("--kubeconfig")
+        .arg(kubeconfig)
+        .args(["get", "widgets.v2.demo.rein.dev", "-n", "default"])
+        .output()?;
+    anyhow::ensure!(
+        output.status.success(),
+        "kubectl get failed: {}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    println!(
+        "kubectl get widgets.v2.demo.rein.dev:\n{}",
+        String::from_utf8_lossy(&output.stdout).trim_end()
     );
     Ok(())
 }

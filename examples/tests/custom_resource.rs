@@ -89,5 +89,13 @@ fn kubectl_apply_of_a_bad_widget_is_denied_with_the_webhooks_message() {
                   \"vwidget.demo.rein.dev\" denied the request: spec.image must name a tag \
                   other than latest, got \"nginx:latest\"";
     assert!(stdout.contains(denial), "{stdout}\n{stderr}");
+    // kubectl's v2 table: each row converted, `SIZE` being v1's replicas.
+    let row = stdout
+        .lines()
+        .skip_while(|l| !l.starts_with("kubectl get widgets.v2.demo.rein.dev:"))
+        .find(|l| l.starts_with("demo "))
+        .unwrap_or_else(|| panic!("no demo row in kubectl's v2 table: {stdout}"));
+    let cells: Vec<&str> = row.split_whitespace().collect();
+    assert_eq!(cells[..3], ["demo", "1", "Ready"], "{stdout}");
     assert!(stdout.contains("custom_resource finished"), "{stdout}");
 }

@@ -82,12 +82,14 @@ pub(super) async fn answer(
     Ok(answer)
 }
 
-/// A watch response whose events carry objects in the requested version. A conversion that
-/// fails ends the stream with an ERROR event carrying the 500 `Status`.
+/// A watch response whose events carry objects in the requested version (as one-row Tables
+/// when `table`, built after conversion). A conversion that fails ends the stream with an
+/// ERROR event carrying the 500 `Status`.
 pub(super) fn watch(
     state: Arc<State>,
     path: &ResourcePath,
     resp: Response<Body>,
+    table: bool,
 ) -> Response<Body> {
     let (parts, body) = resp.into_parts();
     let def = path.def.clone();
@@ -112,7 +114,7 @@ pub(super) fn watch(
                 let mut out = Vec::with_capacity(complete.len());
                 let mut failed = false;
                 for line in complete.split(|b| *b == b'\n').filter(|l| !l.is_empty()) {
-                    match convert_event(&state, &def, &version, line).await {
+                    match convert_event(&state, &def, &version, line, table).await {
                         Ok(converted) => out.extend_from_slice(&converted),
                         Err(err) => {
                             let event = json!({"type": "ERROR", "object": err.to_status()});
@@ -138,20 +140,35 @@ async fn convert_event(
     def: &ResourceDef,
     version: &str,
     line: &[u8],
+    table: bool,
 ) -> Result<Vec<u8>, ApiError> {
     let Ok(mut event) = serde_json::from_slice::<Value>(line) else {
         return Ok(line.to_vec());
     };
     let desired = def.api_version(version);
     let object = &event["object"];
-    if object.get("kind").and_then(Value::as_str) != Some(def.kind.as_str())
-        || object.get("apiVersion").and_then(Value::as_str) == Some(desired.as_str())
-    {
+    if object.get("kind").and_then(Value::as_str) != Some(def.kind.as_str()) {
+        return Ok(line.to_vec());
+    }
+    let same_version = object.get("apiVersion").and_then(Value::as_str) == Some(desired.as_str());
+    if same_version && !table {
         return Ok(line.to_vec());
     }
     let obj = event["object"].take();
-    let mut out = to_version(state, def, vec![obj], version, false).await?;
-    event["object"] = out.pop().unwrap_or_default();
+    let obj = to_version(state, def, vec![obj], version, false)
+        .await?
+        .pop()
+        .unwrap_or_default();
+    event["object"] = if table {
+        let rv = obj
+            .pointer("/metadata/resourceVersion")
+            .and_then(Value::as_str)
+            .and_then(|rv| rv.parse().ok())
+            .unwrap_or_default();
+        super::table::table(def, version, &[&Arc::new(obj)], rv, None)
+    } else {
+        obj
+    };
     Ok(serde_json::to_vec(&event).unwrap_or_default())
 }
 

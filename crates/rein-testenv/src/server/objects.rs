@@ -83,7 +83,7 @@ async fn respond(state: &Arc<State>, req: Request<Incoming>, path: ResourcePath)
         if is_watch {
             let resp = watch::serve(state, &path, &q, wants_table, repr.partial.is_some()).await;
             if converted::applies(&path.def) {
-                return converted::watch(state.clone(), &path, resp);
+                return converted::watch(state.clone(), &path, resp, wants_table);
             }
             return resp;
         }

@@ -184,7 +184,8 @@ async fn start(
         fields: FieldSelector::parse(&fields, &list_handler::field_labels(state, path))?,
         api_version: def.api_version(&path.version),
         kind: def.kind.clone(),
-        table: table.then(|| def.clone()),
+        // A converted resource's rows are built once its objects are converted.
+        table: (table && !super::converted::applies(def)).then(|| def.clone()),
         partial,
         converted: super::converted::applies(def),
         schema: def
