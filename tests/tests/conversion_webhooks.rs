@@ -526,6 +526,26 @@ async fn a_webhook_that_is_down_hangs_or_answers_garbage_gets_kubes_500() {
             (500, message.as_str()),
             "{kind}"
         );
+        // A watch in v1 gets the failure as an ERROR event, and ends.
+        let mut events = api(&env, kind, "v1")
+            .watch(&WatchParams::default(), "0")
+            .await
+            .expect("a watch")
+            .boxed();
+        match events.try_next().await.expect("an event") {
+            Some(WatchEvent::Error(e)) => {
+                assert_eq!(
+                    (e.code, e.message.as_str()),
+                    (500, message.as_str()),
+                    "{kind}"
+                );
+            }
+            other => panic!("{kind}: not an ERROR event: {other:?}"),
+        }
+        assert!(
+            events.try_next().await.expect("the end").is_none(),
+            "{kind}"
+        );
         let mut v1 = stored.clone();
         v1.types = Some(kube_client::core::TypeMeta {
             api_version: "fail.rein.dev/v1".into(),

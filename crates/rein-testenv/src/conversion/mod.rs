@@ -13,6 +13,8 @@
 //! kube-apiserver's 500 with `conversion webhook for <group>/<version>, Kind=<kind> failed: …`.
 
 mod review;
+#[cfg(test)]
+mod tests;
 
 use std::sync::Arc;
 
