@@ -1,6 +1,7 @@
 //! CRD conversion through the manager's webhook server: rein-testenv, as the API server,
 //! stores Gadgets in v2 (the hub) and converts them for v1 clients by calling the manager's
-//! `/convert` over HTTPS — for get, list, watch, create, update, patch, apply and status — and
+//! `/convert` over HTTPS — for get, list, watch, create, update, patch, apply, status, scale and
+//! delete — and
 //! a webhook that fails, is down, hangs or answers garbage gets kube-apiserver's 500.
 
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -35,6 +36,7 @@ mod v1 {
     )]
     #[kube(group = "conv.rein.dev", version = "v1", kind = "Gadget", namespaced)]
     #[kube(status = "GadgetStatus")]
+    #[kube(scale = r#"{"specReplicasPath":".spec.pods","statusReplicasPath":".status.pods"}"#)]
     #[kube(crates(
         kube_core = "::rein::core",
         k8s_openapi = "::rein::k8s_openapi",
@@ -42,12 +44,17 @@ mod v1 {
     ))]
     pub(super) struct GadgetSpec {
         pub(super) size: String,
+        /// The same in both versions: the scale subresource's replicas.
+        #[serde(default)]
+        pub(super) pods: i32,
     }
 
     /// v1's status: a phase.
     #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
     pub(super) struct GadgetStatus {
         pub(super) phase: String,
+        #[serde(default)]
+        pub(super) pods: i32,
     }
 }
 
@@ -60,6 +67,7 @@ mod v2 {
     )]
     #[kube(group = "conv.rein.dev", version = "v2", kind = "Gadget", namespaced)]
     #[kube(status = "GadgetStatus")]
+    #[kube(scale = r#"{"specReplicasPath":".spec.pods","statusReplicasPath":".status.pods"}"#)]
     #[kube(crates(
         kube_core = "::rein::core",
         k8s_openapi = "::rein::k8s_openapi",
@@ -67,12 +75,17 @@ mod v2 {
     ))]
     pub(super) struct GadgetSpec {
         pub(super) replicas: i32,
+        /// The scale subresource's replicas.
+        #[serde(default)]
+        pub(super) pods: i32,
     }
 
     /// v2's status: ready or not.
     #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
     pub(super) struct GadgetStatus {
         pub(super) ready: bool,
+        #[serde(default)]
+        pub(super) pods: i32,
     }
 }
 
@@ -99,9 +112,13 @@ impl Convertible<v2::Gadget> for v1::Gadget {
         metadata.generation = Some(999);
         Ok(v2::Gadget {
             metadata,
-            spec: v2::GadgetSpec { replicas },
+            spec: v2::GadgetSpec {
+                replicas,
+                pods: self.spec.pods,
+            },
             status: self.status.as_ref().map(|s| v2::GadgetStatus {
                 ready: s.phase == "Ready",
+                pods: s.pods,
             }),
         })
     }
@@ -117,9 +134,11 @@ impl Convertible<v2::Gadget> for v1::Gadget {
             metadata,
             spec: v1::GadgetSpec {
                 size: format!("{} replicas", hub.spec.replicas),
+                pods: hub.spec.pods,
             },
             status: hub.status.as_ref().map(|s| v1::GadgetStatus {
                 phase: if s.ready { "Ready" } else { "Pending" }.into(),
+                pods: s.pods,
             }),
         })
     }
@@ -152,7 +171,13 @@ async fn install(env: &TestEnv, crd: Value) {
 }
 
 fn gadget(name: &str, size: &str) -> v1::Gadget {
-    let mut g = v1::Gadget::new(name, v1::GadgetSpec { size: size.into() });
+    let mut g = v1::Gadget::new(
+        name,
+        v1::GadgetSpec {
+            size: size.into(),
+            pods: 0,
+        },
+    );
     g.metadata.namespace = Some("default".into());
     g
 }
@@ -347,6 +372,22 @@ async fn every_verb_converts_through_the_managers_webhook() {
         ]
     );
 
+    // scale: the Scale is the same in every version; the write lands in the stored v2.
+    let scale = old.get_scale("a").await.expect("get scale");
+    assert_eq!(scale.spec.and_then(|s| s.replicas), Some(0));
+    let scaled = old
+        .patch_scale(
+            "a",
+            &PatchParams::default(),
+            &Patch::Merge(json!({"spec": {"replicas": 4}})),
+        )
+        .await
+        .expect("scale patch");
+    assert_eq!(scaled.spec.and_then(|s| s.replicas), Some(4));
+    assert_eq!(hub.get("a").await.expect("get").spec.pods, 4);
+    let a = old.get("a").await.expect("get");
+    assert_eq!((a.spec.size.as_str(), a.spec.pods), ("6 replicas", 4));
+
     // delete in v1.
     old.delete("b", &Default::default()).await.expect("delete");
     assert!(hub.get_opt("b").await.expect("get").is_none());
@@ -366,7 +407,13 @@ async fn every_verb_converts_through_the_managers_webhook() {
     );
     assert!(hub.get_opt("c").await.expect("get").is_none());
     hub.create(&PostParams::default(), &{
-        let mut g = v2::Gadget::new("unlucky", v2::GadgetSpec { replicas: 13 });
+        let mut g = v2::Gadget::new(
+            "unlucky",
+            v2::GadgetSpec {
+                replicas: 13,
+                pods: 0,
+            },
+        );
         g.metadata.namespace = Some("default".into());
         g
     })
