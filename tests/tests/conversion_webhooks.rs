@@ -1,8 +1,8 @@
 //! CRD conversion through the manager's webhook server: rein-testenv, as the API server,
 //! stores Gadgets in v2 (the hub) and converts them for v1 clients by calling the manager's
 //! `/convert` over HTTPS — for get, list, watch, create, update, patch, apply, status, scale and
-//! delete — and
-//! a webhook that fails, is down, hangs or answers garbage gets kube-apiserver's 500.
+//! delete — and a webhook that fails, is down, hangs or answers garbage gets kube-apiserver's
+//! 500.
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
