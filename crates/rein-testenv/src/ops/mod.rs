@@ -18,7 +18,7 @@ use crate::patch::Gvk;
 use crate::resources::{Catalogue, ResourceDef};
 
 pub(crate) use crd::crd_schemas;
-pub(crate) use create::{commit as commit_create, create, prepare as prepare_create};
+pub(crate) use create::{check_type, commit as commit_create, create, prepare as prepare_create};
 pub(crate) use custom::{
     decode as custom_decode, serve as serve_version, unknown_fields as custom_unknown_fields,
     validate as custom_validate,

@@ -299,8 +299,7 @@ async fn write_once(ctx: &Ctx<'_>, write: Write<'_>) -> Result<Answer, ApiError>
         ));
     }
     // Type fields and (on create) the namespace, as the ordinary path fills them in.
-    obj["apiVersion"] = json!(def.api_version(&path.version));
-    obj["kind"] = json!(def.kind);
+    ops::check_type(target, &mut obj)?;
     if def.namespaced
         && let Some(ns) = &path.namespace
         && obj.pointer("/metadata/namespace").is_none()
