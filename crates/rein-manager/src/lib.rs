@@ -16,8 +16,9 @@
 //!   in-cluster, `~/.kube/config`).
 //! - [`leaderelection`]: client-go's Lease-based leader election, usable on its own.
 //! - [`signals`]: first SIGINT/SIGTERM stops gracefully, a second exits.
-//! - [`healthz`], [`metrics`], [`webhook`]: the probe, metrics and admission webhook servers
-//!   the manager starts when its options enable them.
+//! - [`healthz`], [`metrics`], [`webhook`]: the probe, metrics and webhook servers the
+//!   manager starts when its options enable them (the webhook server serves admission handlers
+//!   and, with `register_conversion`, CRD conversions at `/convert`).
 //!
 //! ```
 //! use std::sync::Arc;

@@ -10,6 +10,13 @@
 //! ready `kube_client::Client`. The real `kubectl` works against it too
 //! ([`TestEnv::write_kubeconfig`], or the `rein-apiserver` binary).
 //!
+//! It calls webhooks as kube-apiserver does: admission webhooks named by stored
+//! Mutating/ValidatingWebhookConfigurations, and the conversion webhook of a CRD with
+//! `spec.conversion.strategy: Webhook` — objects are stored in the CRD's storage version and
+//! converted through the webhook for every read (get, list, watch) and write in another
+//! version ([`TestEnvBuilder::webhook_service`] maps `clientConfig.service` references to local
+//! addresses; [`TestEnvBuilder::conversion_webhook_timeout`] bounds a conversion call).
+//!
 //! ```
 //! # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
 //! use k8s_openapi::api::core::v1::ConfigMap;
@@ -28,6 +35,7 @@
 
 mod admission;
 mod builtin;
+mod conversion;
 mod env;
 mod error;
 mod faults;

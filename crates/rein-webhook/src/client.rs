@@ -1,5 +1,5 @@
-//! A minimal HTTPS client that posts AdmissionReviews the way the API server does, for tests,
-//! examples and local checks of a webhook server.
+//! A minimal HTTPS client that posts AdmissionReviews and ConversionReviews the way the API
+//! server does, for tests, examples and local checks of a webhook server.
 
 use std::fmt;
 use std::net::SocketAddr;
@@ -10,6 +10,7 @@ use http_body_util::{BodyExt, Full};
 use hyper::StatusCode;
 use hyper_util::rt::TokioIo;
 use kube_core::admission::{AdmissionResponse, AdmissionReview, Operation};
+use kube_core::conversion::{ConversionResponse, ConversionReview};
 use kube_core::{DynamicObject, Resource};
 use rustls::pki_types::ServerName;
 use serde::Serialize;
@@ -106,6 +107,47 @@ impl AdmissionClient {
             })?;
         review.response.ok_or(Error::NoResponse)
     }
+
+    /// Posts a ConversionReview (as JSON) to `path` and returns the webhook's response.
+    pub async fn convert(
+        &self,
+        path: &str,
+        review: &serde_json::Value,
+    ) -> Result<ConversionResponse, Error> {
+        let body = serde_json::to_vec(review).map_err(Error::Encode)?;
+        let (status, body) = self.post(path, "application/json", body).await?;
+        let review: ConversionReview =
+            serde_json::from_slice(&body).map_err(|source| Error::Decode {
+                status: status.as_u16(),
+                source,
+            })?;
+        review.response.ok_or(Error::NoResponse)
+    }
+}
+
+/// The `apiextensions.k8s.io/v1` ConversionReview the API server would send to convert
+/// `objects` to `desired_api_version`.
+pub fn conversion_request(
+    desired_api_version: &str,
+    objects: Vec<serde_json::Value>,
+) -> serde_json::Value {
+    serde_json::json!({
+        "apiVersion": "apiextensions.k8s.io/v1",
+        "kind": "ConversionReview",
+        "request": {
+            "uid": next_uid(),
+            "desiredAPIVersion": desired_api_version,
+            "objects": objects,
+        }
+    })
+}
+
+fn next_uid() -> String {
+    static NEXT_UID: AtomicU64 = AtomicU64::new(1);
+    format!(
+        "00000000-0000-4000-8000-{:012x}",
+        NEXT_UID.fetch_add(1, Ordering::Relaxed)
+    )
 }
 
 /// The `admission.k8s.io/v1` AdmissionReview the API server would send for `operation` on
@@ -118,11 +160,7 @@ pub fn review_request<K>(
 where
     K: Resource<DynamicType = ()> + Serialize,
 {
-    static NEXT_UID: AtomicU64 = AtomicU64::new(1);
-    let uid = format!(
-        "00000000-0000-4000-8000-{:012x}",
-        NEXT_UID.fetch_add(1, Ordering::Relaxed)
-    );
+    let uid = next_uid();
     let meta = object.or(old_object).map(|o| o.meta());
     let operation = serde_json::to_value(operation).map_err(Error::Encode)?;
     let gvk = serde_json::json!({

@@ -72,6 +72,14 @@ pub enum Error {
         /// The path.
         path: String,
     },
+    /// A conversion could not be registered.
+    #[error("registering the conversion of {kind}: {why}")]
+    Conversion {
+        /// The hub's kind.
+        kind: String,
+        /// What is wrong with it.
+        why: String,
+    },
     /// The server was started twice.
     #[error("starting the webhook server: it is already running or has run")]
     AlreadyRunning,

@@ -1,5 +1,5 @@
-//! The admission webhook server (controller-runtime's `pkg/webhook` and
-//! `pkg/webhook/admission`), HTTPS only.
+//! The admission and conversion webhook server (controller-runtime's `pkg/webhook`,
+//! `pkg/webhook/admission` and `pkg/webhook/conversion`), HTTPS only.
 //!
 //! `rein-webhook` sits low in rein's stack: it depends on `rein-serve` (the HTTP serving loop)
 //! and kube-core's admission types, and on no crate that talks to an API server. `rein-manager`
@@ -20,7 +20,16 @@
 //!   [`CustomValidator`] allows (with warnings) or denies. Registered with
 //!   [`WebhookServer::register_defaulter`] / [`WebhookServer::register_validator`] at
 //!   controller-runtime's paths (`/mutate-<group>-<version>-<kind>`, `/validate-…`).
-//! - [`AdmissionClient`] and [`review_request`] call a webhook the way the API server does.
+//! - Conversion webhooks in controller-runtime's hub-and-spoke shape: one [`Hub`] version per
+//!   kind, every other version [`Convertible`] to and from it (plain traits on
+//!   `#[derive(CustomResource)]` types). [`WebhookServer::register_conversion`] serves a
+//!   [`Conversion`] at [`CONVERT_PATH`] (`/convert`, shared by every kind) as
+//!   `apiextensions.k8s.io/v1` ConversionReviews; a spoke converts to another spoke through
+//!   the hub. Failures (a converter's [`ConversionError`], an unknown kind or version, a
+//!   panic, an unreadable review) are answered as a ConversionReview whose `result` is a
+//!   `Failure` with a message.
+//! - [`AdmissionClient`] with [`review_request`] / [`conversion_request`] calls a webhook the
+//!   way the API server does.
 //! - [`WebhookServer::started_checker`] tells whether the server accepts connections
 //!   (controller-runtime's `StartedChecker`; rein-manager serves it as a readiness check).
 //! - The server records `controller_runtime_webhook_*` metrics in [`metrics_registry`], which
@@ -89,6 +98,7 @@
 mod admission;
 mod certwatcher;
 mod client;
+mod conversion;
 mod error;
 mod metrics;
 mod review;
@@ -97,9 +107,11 @@ mod tls;
 mod typed;
 
 pub use admission::{AdmissionError, AdmissionHandler, AdmissionRequest, Warnings, allowed};
-pub use client::{AdmissionClient, review_request};
+pub use client::{AdmissionClient, conversion_request, review_request};
+pub use conversion::{CONVERT_PATH, Conversion, ConversionError, Convertible, Hub};
 pub use error::Error;
 pub use kube_core::admission::{AdmissionResponse, AdmissionReview, Operation};
+pub use kube_core::conversion::{ConversionRequest, ConversionResponse, ConversionReview};
 pub use metrics::metrics_registry;
 pub use server::{StartedChecker, WebhookServer, WebhookServerOptions};
 pub use tls::{CertSource, GeneratedCertificates};

@@ -1,5 +1,5 @@
-//! The HTTPS webhook server: one admission handler per path, TLS 1.2+ only, plain HTTP
-//! refused.
+//! The HTTPS webhook server: one admission handler per path plus the conversion path, TLS
+//! 1.2+ only, plain HTTP refused.
 
 use std::collections::BTreeMap;
 use std::fmt;
@@ -13,6 +13,7 @@ use rustls::ServerConfig;
 use tokio_util::sync::CancellationToken;
 
 use crate::admission::AdmissionHandler;
+use crate::conversion::{self, CONVERT_PATH, Conversion, ConversionWebhook, Hub};
 use crate::error::Error;
 use crate::metrics::InFlight;
 use crate::review::{self, DEFAULT_MAX_BODY_BYTES};
@@ -45,7 +46,16 @@ impl Default for WebhookServerOptions {
     }
 }
 
-type Handlers = Arc<RwLock<BTreeMap<String, Arc<dyn AdmissionHandler>>>>;
+/// What a path serves.
+#[derive(Clone)]
+enum Route {
+    /// AdmissionReviews, to one handler.
+    Admission(Arc<dyn AdmissionHandler>),
+    /// ConversionReviews, to the converter of each object's kind.
+    Conversion(Arc<ConversionWebhook>),
+}
+
+type Handlers = Arc<RwLock<BTreeMap<String, Route>>>;
 
 /// The admission webhook server (controller-runtime's `webhook.Server`).
 ///
@@ -109,8 +119,27 @@ impl WebhookServer {
             return Err(Error::DuplicatePath { path });
         }
         tracing::info!(%path, "registering webhook");
-        handlers.insert(path, Arc::new(handler));
+        handlers.insert(path, Route::Admission(Arc::new(handler)));
         Ok(())
+    }
+
+    /// Serves `conversion` (one kind's hub and spokes) at [`CONVERT_PATH`], where every
+    /// kind's conversions share one handler, and returns the path; a kind can be registered
+    /// once. Fails when a spoke is of another kind or a version is registered twice.
+    pub fn register_conversion<H: Hub>(&self, conversion: Conversion<H>) -> Result<String, Error> {
+        let converter = conversion.build()?;
+        let mut handlers = self.handlers.write();
+        let route = handlers
+            .entry(CONVERT_PATH.to_owned())
+            .or_insert_with(|| Route::Conversion(Arc::default()));
+        let Route::Conversion(webhook) = route else {
+            return Err(Error::DuplicatePath {
+                path: CONVERT_PATH.to_owned(),
+            });
+        };
+        tracing::info!(path = CONVERT_PATH, kind = %H::kind(&()), "registering conversion webhook");
+        webhook.add(converter)?;
+        Ok(CONVERT_PATH.to_owned())
     }
 
     /// Serves `defaulter` for `K` at [`mutate_path::<K>()`](mutate_path) and returns the path.
@@ -163,7 +192,12 @@ impl WebhookServer {
                     return rein_serve::text(StatusCode::NOT_FOUND, "404 page not found\n");
                 };
                 let in_flight = InFlight::start(&path);
-                let resp = review::serve(handler, req, max_body_bytes).await;
+                let resp = match handler {
+                    Route::Admission(handler) => review::serve(handler, req, max_body_bytes).await,
+                    Route::Conversion(webhook) => {
+                        conversion::serve(webhook, req, max_body_bytes).await
+                    }
+                };
                 in_flight.finish(resp.status().as_u16());
                 resp
             })

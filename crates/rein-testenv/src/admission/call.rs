@@ -38,7 +38,7 @@ struct Destination {
 
 /// POSTs `review` to `hook`; answers the decoded response, or why the call failed (the text
 /// that follows `failed calling webhook "<name>": `).
-pub(super) async fn post(
+pub(crate) async fn post(
     hook: &Hook,
     services: &Services,
     review: &Value,
@@ -68,7 +68,9 @@ pub(super) async fn post(
 fn destination(hook: &Hook, services: &Services) -> Result<Destination, String> {
     let timeout = format!("timeout={}s", hook.timeout_seconds);
     let with_timeout = |path: &str| {
-        if path.contains('?') {
+        if !hook.timeout_query {
+            path.to_string()
+        } else if path.contains('?') {
             format!("{path}&{timeout}")
         } else {
             format!("{path}?{timeout}")

@@ -6,7 +6,7 @@ use serde_json::Value;
 
 /// Where a webhook is reached.
 #[derive(Debug, Clone)]
-pub(super) enum Endpoint {
+pub(crate) enum Endpoint {
     /// `clientConfig.url`.
     Url(String),
     /// `clientConfig.service`.
@@ -24,7 +24,7 @@ pub(super) enum Endpoint {
 
 /// A webhook as the admission plugins use it.
 #[derive(Debug, Clone)]
-pub(super) struct Hook {
+pub(crate) struct Hook {
     /// `name`, which every error message names.
     pub(super) name: String,
     /// `rules`.
@@ -51,6 +51,9 @@ pub(super) struct Hook {
     pub(super) endpoint: Option<Endpoint>,
     /// `clientConfig.caBundle`, base64 of PEM certificates.
     pub(super) ca_bundle: Option<String>,
+    /// Whether the URL carries `?timeout=<n>s` (admission webhooks; conversion webhooks are
+    /// called without it).
+    pub(super) timeout_query: bool,
 }
 
 impl Hook {
@@ -82,10 +85,32 @@ pub(super) fn hooks_of(mut configurations: Vec<std::sync::Arc<Value>>) -> Vec<Ho
     out
 }
 
-fn parse(w: &Value) -> Hook {
-    let text = |key: &str| w.get(key).and_then(Value::as_str).map(str::to_string);
-    let client = w.get("clientConfig");
-    let endpoint = client.and_then(|c| {
+impl Hook {
+    /// A hook that is only called, not matched: a CRD's conversion webhook, named `name`,
+    /// reached through `client` (a `clientConfig`), given `timeout_seconds` to answer.
+    pub(crate) fn endpoint_only(name: &str, client: Option<&Value>, timeout_seconds: u64) -> Hook {
+        Hook {
+            name: name.to_string(),
+            rules: Vec::new(),
+            namespace_selector: None,
+            object_selector: None,
+            exact: false,
+            fail_open: false,
+            timeout_seconds,
+            side_effects: None,
+            reinvoke: false,
+            review_versions: Vec::new(),
+            match_conditions: Vec::new(),
+            endpoint: endpoint(client),
+            ca_bundle: ca_bundle(client),
+            timeout_query: false,
+        }
+    }
+}
+
+/// `clientConfig.url` or `clientConfig.service`.
+fn endpoint(client: Option<&Value>) -> Option<Endpoint> {
+    client.and_then(|c| {
         if let Some(url) = c.get("url").and_then(Value::as_str) {
             return Some(Endpoint::Url(url.to_string()));
         }
@@ -105,7 +130,22 @@ fn parse(w: &Value) -> Hook {
                 .and_then(|p| u16::try_from(p).ok())
                 .unwrap_or(443),
         })
-    });
+    })
+}
+
+/// `clientConfig.caBundle`; whitespace only counts as none, as kube-apiserver treats it.
+fn ca_bundle(client: Option<&Value>) -> Option<String> {
+    client
+        .and_then(|c| c.get("caBundle"))
+        .and_then(Value::as_str)
+        .filter(|b| !b.trim().is_empty())
+        .map(str::to_string)
+}
+
+fn parse(w: &Value) -> Hook {
+    let text = |key: &str| w.get(key).and_then(Value::as_str).map(str::to_string);
+    let client = w.get("clientConfig");
+    let endpoint = endpoint(client);
     Hook {
         name: text("name").unwrap_or_default(),
         rules: w
@@ -147,9 +187,7 @@ fn parse(w: &Value) -> Hook {
             })
             .unwrap_or_default(),
         endpoint,
-        ca_bundle: client
-            .and_then(|c| c.get("caBundle"))
-            .and_then(Value::as_str)
-            .map(str::to_string),
+        ca_bundle: ca_bundle(client),
+        timeout_query: true,
     }
 }

@@ -8,10 +8,10 @@
 //! the object); then validating webhooks run in parallel. Any denial or failing call (under
 //! `failurePolicy: Fail`) fails the write before anything is stored.
 
-mod call;
+pub(crate) mod call;
 mod conditions;
 mod dispatch;
-mod hook;
+pub(crate) mod hook;
 mod matching;
 mod review;
 mod selector;

@@ -45,6 +45,7 @@ pub struct TestEnvBuilder {
     too_large_rv_wait: Duration,
     validate: bool,
     webhook_services: crate::admission::Services,
+    conversion_timeout: Duration,
 }
 
 impl Default for TestEnvBuilder {
@@ -59,6 +60,7 @@ impl Default for TestEnvBuilder {
             too_large_rv_wait: DEFAULT_TOO_LARGE_RV_WAIT,
             validate: true,
             webhook_services: crate::admission::Services::default(),
+            conversion_timeout: Duration::from_secs(30),
         }
     }
 }
@@ -146,6 +148,14 @@ impl TestEnvBuilder {
         self
     }
 
+    /// How long a CRD's conversion webhook (`spec.conversion.strategy: Webhook`) has to
+    /// answer before the request that needed it fails with 500; 30 seconds by default, whole
+    /// seconds (at least one).
+    pub fn conversion_webhook_timeout(mut self, timeout: Duration) -> TestEnvBuilder {
+        self.conversion_timeout = timeout;
+        self
+    }
+
     /// Installs `crd` when the server starts (envtest's `CRDInstallOptions`): [`start`] creates
     /// it through the API, as a client would, and returns only once it is `Established`, so
     /// its kind is served from the first request. Call once per CRD.
@@ -214,6 +224,7 @@ impl TestEnvBuilder {
             shutdown: CancellationToken::new(),
             server_address: addr.to_string(),
             webhook_services: self.webhook_services.clone(),
+            conversion_timeout: self.conversion_timeout,
         });
         seed_namespaces(&state);
         seed_kubernetes_service(&state, addr);

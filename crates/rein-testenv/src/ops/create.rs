@@ -158,7 +158,7 @@ pub(crate) fn commit(
 }
 
 /// Fills in or checks `apiVersion` and `kind`.
-pub(super) fn check_type(target: Target<'_>, obj: &mut Value) -> Result<(), ApiError> {
+pub(crate) fn check_type(target: Target<'_>, obj: &mut Value) -> Result<(), ApiError> {
     let api_version = target.def.api_version(target.version);
     match obj.get("kind").and_then(Value::as_str) {
         None | Some("") => obj["kind"] = json!(target.def.kind),

@@ -45,10 +45,15 @@ pub(crate) fn validate(
 }
 
 /// A stored object as served at `version`: pruned and defaulted by that version's schema
-/// and labelled with its `apiVersion`; `None` when nothing changes.
+/// and labelled with its `apiVersion`; `None` when nothing changes (or when the resource has
+/// webhook conversion and `obj` is in another version: `server/converted.rs` converts it).
 pub(crate) fn serve(def: &ResourceDef, version: &str, obj: &Value) -> Option<Value> {
     let api_version = def.api_version(version);
     let same_version = obj.get("apiVersion").and_then(Value::as_str) == Some(api_version.as_str());
+    // With webhook conversion, only the webhook turns one version into another.
+    if def.conversion.is_some() && !same_version {
+        return None;
+    }
     let schema = def
         .schema(version)
         .filter(|s| s.has_defaults() || !same_version);

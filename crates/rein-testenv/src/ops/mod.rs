@@ -18,8 +18,11 @@ use crate::patch::Gvk;
 use crate::resources::{Catalogue, ResourceDef};
 
 pub(crate) use crd::crd_schemas;
-pub(crate) use create::{commit as commit_create, create, prepare as prepare_create};
-pub(crate) use custom::{serve as serve_version, unknown_fields as custom_unknown_fields};
+pub(crate) use create::{check_type, commit as commit_create, create, prepare as prepare_create};
+pub(crate) use custom::{
+    decode as custom_decode, serve as serve_version, unknown_fields as custom_unknown_fields,
+    validate as custom_validate,
+};
 pub(crate) use delete::{DeleteOpts, DeleteOutcome, Propagation, delete};
 pub(crate) use gc::step as collect_garbage;
 pub(crate) use update::{Subresource, update};

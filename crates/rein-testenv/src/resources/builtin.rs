@@ -166,6 +166,7 @@ pub(crate) fn builtin_resources() -> Vec<ResourceDef> {
                 custom_versions: Default::default(),
                 custom: false,
                 schemas: BTreeMap::new(),
+                conversion: None,
             });
         def.versions.push(r.version.to_string());
     }

@@ -65,6 +65,9 @@ pub(crate) struct ResourceDef {
     /// A custom resource's compiled structural schema per served version (empty for
     /// built-ins and versions without a schema).
     pub(crate) schemas: BTreeMap<String, Arc<VersionSchema>>,
+    /// A custom resource's conversion webhook (`spec.conversion.strategy: Webhook`); `None`
+    /// for built-ins and `None` conversion.
+    pub(crate) conversion: Option<Arc<crate::conversion::WebhookConversion>>,
 }
 
 impl ResourceDef {

@@ -160,6 +160,19 @@ async fn list(
         }
         page.push(obj);
     }
+    // With webhook conversion, the page goes through the webhook in one review.
+    let converted: Vec<Arc<Value>>;
+    let page: Vec<&Arc<Value>> = if super::converted::applies(def) {
+        let objects = page.iter().map(|o| Value::clone(o)).collect();
+        converted = super::converted::to_version(state, def, objects, &path.version, true)
+            .await?
+            .into_iter()
+            .map(Arc::new)
+            .collect();
+        converted.iter().collect()
+    } else {
+        page
+    };
     let api_version = def.api_version(&path.version);
     let continue_token = match page.last() {
         Some(last) if more => Some(encode_continue(list_rv, &object_key(last))),

@@ -5,6 +5,7 @@ mod accept;
 mod admitted;
 mod aggregated;
 mod body;
+mod converted;
 mod discovery;
 mod dispatch;
 mod health;
@@ -52,6 +53,8 @@ pub(crate) struct State {
     pub(crate) server_address: String,
     /// Local addresses of the services webhook configurations name.
     pub(crate) webhook_services: crate::admission::Services,
+    /// How long a CRD's conversion webhook has to answer.
+    pub(crate) conversion_timeout: Duration,
 }
 
 /// Accepts connections until `state.shutdown` is cancelled.

@@ -14,7 +14,7 @@ use super::body::{self, Body};
 use super::query::Query;
 use super::represent::Representation;
 use super::route::ResourcePath;
-use super::{State, list, options, scale, watch};
+use super::{State, converted, list, options, scale, watch};
 use crate::ops::{self, DeleteOpts, DeleteOutcome, Propagation, Subresource, Target, WriteOpts};
 use crate::patch::{self, PatchType};
 use crate::selectors::{FieldSelector, LabelSelector};
@@ -81,7 +81,11 @@ async fn respond(state: &Arc<State>, req: Request<Incoming>, path: ResourcePath)
             return body::error(&ApiError::no_route());
         }
         if is_watch {
-            return watch::serve(state, &path, &q, wants_table, repr.partial.is_some()).await;
+            let resp = watch::serve(state, &path, &q, wants_table, repr.partial.is_some()).await;
+            if converted::applies(&path.def) {
+                return converted::watch(state.clone(), &path, resp, wants_table);
+            }
+            return resp;
         }
         let resp = list::serve(state, &path, &q, req.headers()).await;
         return repr.adapt(resp, &path.def).await;
@@ -127,13 +131,18 @@ async fn respond(state: &Arc<State>, req: Request<Incoming>, path: ResourcePath)
         admitted: false,
     };
     let answer = match (method, path.name.as_deref(), path.subresource.as_deref()) {
-        (Method::POST, None, None) => ctx.write(Write::Create).await,
+        (Method::POST, None, None) => ctx.converted_write(Write::Create).await,
         (Method::GET, Some(name), sub) => ctx.get(name, sub),
-        (Method::PUT, Some(name), sub) => ctx.write(Write::Update(name, sub)).await,
-        (Method::PATCH, Some(name), sub) => ctx.write(Write::Patch(name, sub)).await,
+        (Method::PUT, Some(name), sub) => ctx.converted_write(Write::Update(name, sub)).await,
+        (Method::PATCH, Some(name), sub) => ctx.converted_write(Write::Patch(name, sub)).await,
         (Method::DELETE, Some(name), None) => ctx.write(Write::Delete(name)).await,
         (Method::DELETE, None, None) => ctx.write(Write::DeleteCollection).await,
         _ => Err(ApiError::method_not_allowed()),
+    };
+    // A resource with webhook conversion answers in the request's version.
+    let answer = match answer {
+        Ok(a) if converted::applies(&path.def) => converted::answer(state, &path, a).await,
+        other => other,
     };
     let resp = match answer {
         Ok(a) => {
@@ -233,6 +242,35 @@ impl<'a> Ctx<'a> {
         }
     }
 
+    /// The same request on `path` (another version of the resource) with another query and
+    /// body.
+    pub(super) fn at<'b>(
+        &self,
+        path: &'b ResourcePath,
+        q: &'b Query,
+        bytes: &'b Bytes,
+        content_type: &'b str,
+        admitted: bool,
+    ) -> Ctx<'b>
+    where
+        'a: 'b,
+    {
+        Ctx {
+            path,
+            ..self.with(q, bytes, content_type, admitted)
+        }
+    }
+
+    /// Runs a create, update or patch; through the storage version when the resource has
+    /// webhook conversion.
+    async fn converted_write(&self, write: Write<'_>) -> Result<Answer, ApiError> {
+        if converted::applies(&self.path.def) {
+            converted::write(self, write).await
+        } else {
+            self.write(write).await
+        }
+    }
+
     /// The stored object `name`, if any.
     pub(super) fn current(&self, name: &str) -> Option<Arc<Value>> {
         let key = self.key(name).ok()?;
@@ -288,7 +326,7 @@ impl<'a> Ctx<'a> {
     /// Where an apply to this path lands. As kube-apiserver's strategies: a kind with a
     /// status subresource resets `status` on the main resource; through `status`, a custom
     /// resource resets `metadata` and `spec`, a built-in `spec`.
-    fn apply_scope(&self, sub: Subresource) -> patch::ApplyScope<'static> {
+    pub(super) fn apply_scope(&self, sub: Subresource) -> patch::ApplyScope<'static> {
         let def = &self.path.def;
         match sub {
             Subresource::Main => patch::ApplyScope {
@@ -375,7 +413,7 @@ impl<'a> Ctx<'a> {
     /// `fieldValidation`: Strict refuses unknown fields, Warn reports them. A built-in kind's
     /// object is decoded as kube-apiserver decodes it (type errors, unknown fields dropped,
     /// `Warn` by default).
-    fn validate_fields(
+    pub(super) fn validate_fields(
         &self,
         txn: &Txn<'_>,
         obj: &mut Value,

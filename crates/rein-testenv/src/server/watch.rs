@@ -40,6 +40,8 @@ struct Filter {
     /// A custom resource with a schema for the requested version: objects stored in another
     /// version are pruned and defaulted by it.
     schema: Option<(Arc<ResourceDef>, String)>,
+    /// The resource has webhook conversion (objects are converted after encoding).
+    converted: bool,
 }
 
 impl Filter {
@@ -76,8 +78,9 @@ impl Filter {
 
     fn encode_into(&self, out: &mut Vec<u8>, kind: EventType, event: &Event) {
         let obj = &event.object;
-        let same_version =
-            obj.get("apiVersion").and_then(Value::as_str) == Some(self.api_version.as_str());
+        // With webhook conversion, objects go out as stored: `converted` converts the stream.
+        let same_version = self.converted
+            || obj.get("apiVersion").and_then(Value::as_str) == Some(self.api_version.as_str());
         if kind == event.kind && self.table.is_none() && !self.partial && same_version {
             out.extend_from_slice(event.line());
             return;
@@ -181,8 +184,10 @@ async fn start(
         fields: FieldSelector::parse(&fields, &list_handler::field_labels(state, path))?,
         api_version: def.api_version(&path.version),
         kind: def.kind.clone(),
-        table: table.then(|| def.clone()),
+        // A converted resource's rows are built once its objects are converted.
+        table: (table && !super::converted::applies(def)).then(|| def.clone()),
         partial,
+        converted: super::converted::applies(def),
         schema: def
             .schema(&path.version)
             .is_some()

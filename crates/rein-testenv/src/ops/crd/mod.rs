@@ -234,7 +234,10 @@ fn resource_def(crd: &Value) -> Option<ResourceDef> {
                 .and_then(Value::as_str)
                 .map(json_path_to_pointer),
         });
+    let conversion =
+        crate::conversion::WebhookConversion::from_crd(&format!("{plural}.{group}"), spec);
     Some(ResourceDef {
+        conversion,
         group,
         versions: version_names,
         singular: names
