@@ -27,6 +27,7 @@
 //! ```
 
 mod admission;
+mod auth;
 mod builtin;
 mod env;
 mod error;
@@ -35,6 +36,7 @@ mod openapi;
 mod ops;
 mod patch;
 mod proto;
+mod rbac;
 mod requests;
 mod resources;
 mod schema;
@@ -44,6 +46,7 @@ mod status;
 mod store;
 mod tls;
 
+pub use auth::{ADMIN_USER, User};
 pub use env::builder::{CRD_ESTABLISH_TIMEOUT, DEFAULT_TOO_LARGE_RV_WAIT, DEFAULT_WATCH_HISTORY};
 #[doc(hidden)]
 pub use env::run_until_signal;
