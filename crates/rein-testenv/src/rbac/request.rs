@@ -58,12 +58,10 @@ pub(crate) fn attributes(
         }
         .to_string();
     }
-    if rest[0] == "namespaces" {
-        if rest.len() > 1 {
-            attrs.namespace = rest[1].clone();
-            if rest.len() > 2 && !matches!(rest[2].as_str(), "status" | "finalize") {
-                rest = &rest[2..];
-            }
+    if rest[0] == "namespaces" && rest.len() > 1 {
+        attrs.namespace = rest[1].clone();
+        if rest.len() > 2 && !matches!(rest[2].as_str(), "status" | "finalize") {
+            rest = &rest[2..];
         }
     }
     attrs.resource = rest[0].clone();
