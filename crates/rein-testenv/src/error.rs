@@ -49,8 +49,7 @@ pub enum Error {
         #[source]
         source: kube_client::Error,
     },
-    /// A client certificate was asked for a user on a server without TLS, or for a user with
-    /// more groups than a certificate carries here (one).
+    /// A client certificate was asked for on a server without TLS, or could not be issued.
     #[error("issuing a client certificate: {0}")]
     ClientCertificate(String),
     /// A CRD given to `TestEnvBuilder::crd` did not become `Established`.

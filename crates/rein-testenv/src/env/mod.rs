@@ -71,8 +71,8 @@ impl TestEnv {
 
     /// A kubeconfig for this server that authenticates as `user`: with its bearer token when
     /// it has one (registered by [`TestEnvBuilder::user`]), else with a client certificate
-    /// the server's CA issues now (`CN=<name>`, `O=<group>`; needs [`TestEnvBuilder::tls`],
-    /// and at most one group).
+    /// the server's CA issues now (`CN=<name>`, one `O=<group>` per group; needs
+    /// [`TestEnvBuilder::tls`]).
     pub fn kubeconfig_for(&self, user: &crate::User) -> Result<Kubeconfig, Error> {
         let credentials = match &user.token {
             Some(token) => serde_json::json!({"token": token}),

@@ -108,13 +108,13 @@ async fn client_certificates_authenticate_as_their_common_name_and_organization(
         .start()
         .await
         .expect("starts");
-    let carol = User::new("carol").group("ops");
+    let carol = User::new("carol").group("ops").group("oncall");
     let client = env.client_for(&carol).await.expect("client");
     assert_eq!(
         whoami(&client).await,
         (
             "carol".to_string(),
-            vec!["ops".into(), "system:authenticated".into()]
+            vec!["ops".into(), "oncall".into(), "system:authenticated".into()]
         )
     );
     let plain = TestEnv::start().await.expect("starts");

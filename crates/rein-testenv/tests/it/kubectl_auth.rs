@@ -78,7 +78,7 @@ async fn whoami_shows_users_certificates_and_impersonation() {
     let dir = Dir::new();
     let carol = dir.write(
         "carol",
-        &env.kubeconfig_for(&User::new("carol").group("ops"))
+        &env.kubeconfig_for(&User::new("carol").group("ops").group("oncall"))
             .expect("cert"),
     );
     let out = kubectl(&carol, &["auth", "whoami", "-o", "json"]).await;
@@ -86,7 +86,7 @@ async fn whoami_shows_users_certificates_and_impersonation() {
     let review: Value = serde_json::from_str(&stdout(&out)).expect("json");
     assert_eq!(
         review["status"]["userInfo"],
-        json!({"username": "carol", "groups": ["ops", "system:authenticated"]})
+        json!({"username": "carol", "groups": ["ops", "oncall", "system:authenticated"]})
     );
     let admin = dir.write("admin", &env.kubeconfig());
     let out = kubectl(
