@@ -1,6 +1,7 @@
-//! Secure metrics against rein-testenv over real HTTPS: a manager serving `/metrics` with
-//! TokenReview authentication and SubjectAccessReview authorization (401 without a token,
-//! 403 for a scraper RBAC does not allow, the metrics for one it does); a certificate from
+//! Secure metrics against rein-testenv over real HTTPS, RBAC enforced: a manager (running as
+//! a ServiceAccount with `system:auth-delegator`) serving `/metrics` with TokenReview
+//! authentication and SubjectAccessReview authorization (401 without a token, 403 for a
+//! scraper RBAC does not allow, the metrics for one it does); a certificate from
 //! files re-read when they change; a generated certificate.
 
 use std::net::SocketAddr;
@@ -154,7 +155,28 @@ async fn a_secure_manager_serves_metrics_only_to_scrapers_rbac_allows() {
         }),
         ..MetricsServerOptions::default()
     };
-    let mgr = Manager::builder(env.config())
+    // The manager runs as its own ServiceAccount with only `system:auth-delegator`: the RBAC
+    // an operator's manifest grants for secure metrics, shown to be enough.
+    let manager_token = service_account_token(&admin, "controller").await;
+    let delegator: ClusterRoleBinding = serde_json::from_value(serde_json::json!({
+        "metadata": {"name": "controller-auth-delegator"},
+        "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole",
+                    "name": "system:auth-delegator"},
+        "subjects": [{"kind": "ServiceAccount", "name": "controller", "namespace": "default"}],
+    }))
+    .expect("binding");
+    Api::<ClusterRoleBinding>::all(admin.clone())
+        .create(&PostParams::default(), &delegator)
+        .await
+        .expect("creates the ClusterRoleBinding");
+    let config = kube_client::Config::from_custom_kubeconfig(
+        env.kubeconfig_with_token(&manager_token)
+            .expect("kubeconfig"),
+        &kube_client::config::KubeConfigOptions::default(),
+    )
+    .await
+    .expect("config");
+    let mgr = Manager::builder(config)
         .options(Options::default().metrics(metrics))
         .build()
         .await

@@ -1,6 +1,8 @@
 //! The RBAC objects a fresh cluster has that tests lean on (a subset of kube-apiserver's
 //! bootstrap policy): `cluster-admin` for `system:masters`, discovery, the public health
-//! and version paths, and the self-reviews every authenticated user may make.
+//! and version paths, the self-reviews every authenticated user may make, and
+//! `system:auth-delegator` (unbound) for servers that delegate authentication, such as a
+//! manager's secure metrics.
 
 use serde_json::{Value, json};
 
@@ -85,6 +87,15 @@ fn cluster_roles() -> Vec<Value> {
             json!([{"verbs": ["get"], "nonResourceURLs": [
                 "/healthz", "/livez", "/readyz", "/version", "/version/",
             ]}]),
+        ),
+        role(
+            "system:auth-delegator",
+            json!([
+                {"verbs": ["create"], "apiGroups": ["authentication.k8s.io"],
+                 "resources": ["tokenreviews"]},
+                {"verbs": ["create"], "apiGroups": ["authorization.k8s.io"],
+                 "resources": ["subjectaccessreviews"]},
+            ]),
         ),
         role(
             "system:basic-user",
