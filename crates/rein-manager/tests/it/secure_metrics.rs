@@ -169,13 +169,7 @@ async fn a_secure_manager_serves_metrics_only_to_scrapers_rbac_allows() {
         .create(&PostParams::default(), &delegator)
         .await
         .expect("creates the ClusterRoleBinding");
-    let config = kube_client::Config::from_custom_kubeconfig(
-        env.kubeconfig_with_token(&manager_token)
-            .expect("kubeconfig"),
-        &kube_client::config::KubeConfigOptions::default(),
-    )
-    .await
-    .expect("config");
+    let config = env.config_with_token(&manager_token).await.expect("config");
     let mgr = Manager::builder(config)
         .options(Options::default().metrics(metrics))
         .build()

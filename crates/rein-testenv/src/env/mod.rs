@@ -100,15 +100,26 @@ impl TestEnv {
         self.kubeconfig_with(serde_json::json!({"token": token}))
     }
 
+    /// A kube-client `Config` that authenticates as `user` (see [`TestEnv::kubeconfig_for`]),
+    /// e.g. to start a manager as that user.
+    pub async fn config_for(&self, user: &crate::User) -> Result<kube_client::Config, Error> {
+        config_for(&self.kubeconfig_for(user)?).await
+    }
+
+    /// A kube-client `Config` that sends the bearer `token`.
+    pub async fn config_with_token(&self, token: &str) -> Result<kube_client::Config, Error> {
+        config_for(&self.kubeconfig_with_token(token)?).await
+    }
+
     /// A client for this server that authenticates as `user` (see [`TestEnv::kubeconfig_for`]).
     pub async fn client_for(&self, user: &crate::User) -> Result<kube_client::Client, Error> {
-        let config = config_for(&self.kubeconfig_for(user)?).await?;
+        let config = self.config_for(user).await?;
         kube_client::Client::try_from(config).map_err(Error::Client)
     }
 
     /// A client for this server that sends the bearer `token`.
     pub async fn client_with_token(&self, token: &str) -> Result<kube_client::Client, Error> {
-        let config = config_for(&self.kubeconfig_with_token(token)?).await?;
+        let config = self.config_with_token(token).await?;
         kube_client::Client::try_from(config).map_err(Error::Client)
     }
 
