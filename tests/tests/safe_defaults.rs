@@ -51,6 +51,10 @@ async fn manager_probe_and_metrics_servers_bind_loopback_by_default() {
     let metrics = MetricsServerOptions::default();
     assert!(probes.bind_address.ip().is_loopback(), "{probes:?}");
     assert!(metrics.bind_address.ip().is_loopback(), "{metrics:?}");
+    assert!(
+        metrics.secure.is_none(),
+        "plain HTTP on loopback is the default"
+    );
 
     // Enabled with the default addresses (only the port freed, so tests do not collide): what
     // the manager actually bound is loopback.

@@ -1,5 +1,6 @@
 //! Benchmarks of the test API server: create throughput (small ConfigMaps and realistic
-//! ~5 KB Pods), a 100,000-object list, and watch fan-out (100 watchers × 10,000 events).
+//! ~5 KB Pods), a 100,000-object list, watch fan-out (100 watchers × 10,000 events), and the
+//! cost of enforcing RBAC on a get (`-- rbac`).
 //! Prints `BENCH|…` lines for `cargo xtask bench`.
 
 use std::time::{Duration, Instant};
@@ -247,6 +248,96 @@ async fn watch_fan_out() {
     );
 }
 
+/// Bindings besides the one that allows the reads: each request in enforcing mode walks them.
+const OTHER_BINDINGS: usize = 200;
+/// Sequential gets per measurement.
+const GETS: usize = 2_000;
+
+/// Median over three rounds of `GETS` sequential gets of one ConfigMap, in µs per get.
+async fn get_latency(client: kube_client::Client) -> f64 {
+    let api: Api<ConfigMap> = Api::namespaced(client, "default");
+    let mut rounds = Vec::new();
+    for _ in 0..3 {
+        let start = Instant::now();
+        for _ in 0..GETS {
+            api.get("cm-000000").await.expect("gets");
+        }
+        rounds.push(start.elapsed().as_secs_f64() * 1e6 / GETS as f64);
+    }
+    rounds.sort_by(f64::total_cmp);
+    rounds[1]
+}
+
+/// A get as an admin on an open server against a get as a user whose RoleBinding sits among
+/// `OTHER_BINDINGS` RoleBindings and as many ClusterRoleBindings, with RBAC enforced.
+async fn rbac_enforcement() {
+    let alice = rein_testenv::User::new("alice").token("alice-token");
+    for enforce in [false, true] {
+        let env = TestEnv::builder()
+            .enforce_rbac(enforce)
+            .user(alice.clone())
+            .start()
+            .await
+            .expect("starts");
+        let admin = env.client();
+        Api::<ConfigMap>::namespaced(admin.clone(), "default")
+            .create(&PostParams::default(), &configmap(0))
+            .await
+            .expect("creates");
+        let post = |path: String, body: serde_json::Value| {
+            let admin = admin.clone();
+            async move {
+                let req = http::Request::post(path)
+                    .header("content-type", "application/json")
+                    .body(serde_json::to_vec(&body).expect("json"))
+                    .expect("request");
+                admin
+                    .request::<serde_json::Value>(req)
+                    .await
+                    .expect("creates");
+            }
+        };
+        let rbac = "/apis/rbac.authorization.k8s.io/v1";
+        post(
+            format!("{rbac}/namespaces/default/roles"),
+            json!({"metadata": {"name": "reader"}, "rules": [
+                {"apiGroups": [""], "resources": ["configmaps"], "verbs": ["get"]}]}),
+        )
+        .await;
+        let subject = |name: &str| {
+            json!([{"apiGroup": "rbac.authorization.k8s.io",
+            "kind": "User", "name": name}])
+        };
+        for i in 0..OTHER_BINDINGS {
+            post(
+                format!("{rbac}/namespaces/default/rolebindings"),
+                json!({"metadata": {"name": format!("other-{i}")}, "subjects": subject(&format!("u{i}")),
+                    "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": "reader"}}),
+            )
+            .await;
+            post(
+                format!("{rbac}/clusterrolebindings"),
+                json!({"metadata": {"name": format!("other-{i}")}, "subjects": subject(&format!("u{i}")),
+                    "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole",
+                        "name": "cluster-admin"}}),
+            )
+            .await;
+        }
+        post(
+            format!("{rbac}/namespaces/default/rolebindings"),
+            json!({"metadata": {"name": "zz-alice"}, "subjects": subject("alice"),
+                "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": "reader"}}),
+        )
+        .await;
+        let client = env.client_for(&alice).await.expect("client");
+        let us = get_latency(client).await;
+        let mode = if enforce { "enforced" } else { "not enforced" };
+        println!(
+            "BENCH|testenv|get as a user, RBAC {mode} ({OTHER_BINDINGS} other RoleBindings and ClusterRoleBindings)|{us:.1}|us/op|lower is better"
+        );
+    }
+}
+
 fn main() {
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
@@ -257,6 +348,7 @@ fn main() {
     // `-- pods` only the realistic-Pod creates.
     let only_fan_out = std::env::args().any(|a| a == "fan-out");
     let only_pods = std::env::args().any(|a| a == "pods");
+    let only_rbac = std::env::args().any(|a| a == "rbac");
     runtime.block_on(async {
         if only_fan_out {
             watch_fan_out().await;
@@ -264,6 +356,10 @@ fn main() {
         }
         if only_pods {
             pod_creates().await;
+            return;
+        }
+        if only_rbac {
+            rbac_enforcement().await;
             return;
         }
         let start = Instant::now();
@@ -276,5 +372,6 @@ fn main() {
         list_and_create().await;
         pod_creates().await;
         watch_fan_out().await;
+        rbac_enforcement().await;
     });
 }

@@ -49,6 +49,9 @@ pub enum Error {
         #[source]
         source: kube_client::Error,
     },
+    /// A client certificate was asked for on a server without TLS, or could not be issued.
+    #[error("issuing a client certificate: {0}")]
+    ClientCertificate(String),
     /// A CRD given to `TestEnvBuilder::crd` did not become `Established`.
     #[error("CRD {name} was not established: {reason}")]
     CrdNotEstablished {

@@ -17,6 +17,32 @@
 //! version ([`TestEnvBuilder::webhook_service`] maps `clientConfig.service` references to local
 //! addresses; [`TestEnvBuilder::conversion_webhook_timeout`] bounds a conversion call).
 //!
+//! Authentication and authorization work as a cluster's: the default client is an admin in
+//! `system:masters`; [`TestEnvBuilder::user`] adds users with tokens,
+//! [`TestEnv::kubeconfig_for`] hands out a kubeconfig (token or CA-issued client certificate)
+//! per user, ServiceAccount tokens come from TokenRequest, and impersonation headers work.
+//! The `authorization.k8s.io` reviews answer from the stored RBAC objects, and
+//! [`TestEnvBuilder::enforce_rbac`] checks every request against them, so a test can show
+//! that an operator's RBAC manifest is enough:
+//!
+//! ```
+//! # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
+//! use k8s_openapi::api::core::v1::Pod;
+//! use kube_client::api::{Api, ListParams};
+//! use rein_testenv::{TestEnv, User};
+//!
+//! let alice = User::new("alice").token("alice-token");
+//! let env = TestEnv::builder().enforce_rbac(true).user(alice.clone()).start().await?;
+//! let pods: Api<Pod> = Api::namespaced(env.client_for(&alice).await?, "default");
+//! let err = pods.list(&ListParams::default()).await.unwrap_err();
+//! assert!(err.to_string().contains(
+//!     r#"User "alice" cannot list resource "pods" in API group "" in the namespace "default""#
+//! ));
+//! # Ok(())
+//! # }
+//! # tokio::runtime::Runtime::new().unwrap().block_on(demo()).unwrap();
+//! ```
+//!
 //! ```
 //! # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
 //! use k8s_openapi::api::core::v1::ConfigMap;
@@ -34,6 +60,7 @@
 //! ```
 
 mod admission;
+mod auth;
 mod builtin;
 mod conversion;
 mod env;
@@ -43,6 +70,7 @@ mod openapi;
 mod ops;
 mod patch;
 mod proto;
+mod rbac;
 mod requests;
 mod resources;
 mod schema;
@@ -52,6 +80,7 @@ mod status;
 mod store;
 mod tls;
 
+pub use auth::{ADMIN_USER, User};
 pub use env::builder::{CRD_ESTABLISH_TIMEOUT, DEFAULT_TOO_LARGE_RV_WAIT, DEFAULT_WATCH_HISTORY};
 #[doc(hidden)]
 pub use env::run_until_signal;

@@ -1,4 +1,5 @@
-//! Self-signed TLS: a fresh CA and a serving certificate for `127.0.0.1`/`localhost`.
+//! Self-signed TLS: a fresh CA and a serving certificate for `127.0.0.1`/`localhost`; client
+//! certificates signed by the CA are asked for (not required) and verified.
 
 use std::sync::Arc;
 
@@ -13,6 +14,8 @@ pub(crate) struct Tls {
     pub(crate) ca_pem: String,
     /// The acceptor for incoming connections.
     pub(crate) acceptor: tokio_rustls::TlsAcceptor,
+    /// The CA, which also issues client certificates.
+    pub(crate) ca: crate::auth::Ca,
 }
 
 impl std::fmt::Debug for Tls {
@@ -55,15 +58,30 @@ pub(crate) fn generate(ip: std::net::IpAddr) -> Result<Tls, Error> {
     let chain = vec![CertificateDer::from(cert.der().to_vec())];
     let private = PrivateKeyDer::Pkcs8(PrivatePkcs8KeyDer::from(key.serialize_der()));
     let provider = Arc::new(rustls::crypto::ring::default_provider());
+    let mut roots = rustls::RootCertStore::empty();
+    roots
+        .add(CertificateDer::from(ca_cert.der().to_vec()))
+        .map_err(|e| Error::Tls(e.to_string()))?;
+    let clients = rustls::server::WebPkiClientVerifier::builder_with_provider(
+        Arc::new(roots),
+        provider.clone(),
+    )
+    .allow_unauthenticated()
+    .build()
+    .map_err(|e| Error::Tls(e.to_string()))?;
     let mut config = rustls::ServerConfig::builder_with_provider(provider)
         .with_safe_default_protocol_versions()
         .map_err(|e| Error::Tls(e.to_string()))?
-        .with_no_client_auth()
+        .with_client_cert_verifier(clients)
         .with_single_cert(chain, private)
         .map_err(|e| Error::Tls(e.to_string()))?;
     config.alpn_protocols = vec![b"h2".to_vec(), b"http/1.1".to_vec()];
     Ok(Tls {
         ca_pem: ca_cert.pem(),
         acceptor: tokio_rustls::TlsAcceptor::from(Arc::new(config)),
+        ca: crate::auth::Ca {
+            cert: ca_cert,
+            key: ca_key,
+        },
     })
 }

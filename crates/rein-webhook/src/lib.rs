@@ -114,7 +114,7 @@ pub use kube_core::admission::{AdmissionResponse, AdmissionReview, Operation};
 pub use kube_core::conversion::{ConversionRequest, ConversionResponse, ConversionReview};
 pub use metrics::metrics_registry;
 pub use server::{StartedChecker, WebhookServer, WebhookServerOptions};
-pub use tls::{CertSource, GeneratedCertificates};
+pub use tls::{CertSource, GeneratedCertificates, server_config};
 pub use typed::{
     CustomDefaulter, CustomValidator, DefaulterOptions, DefaultingWebhook, ValidatingWebhook,
     WebhookObject, mutate_path, validate_path,

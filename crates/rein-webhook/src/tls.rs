@@ -71,7 +71,7 @@ impl CertSource {
 /// The rustls server configuration for `source`: TLS 1.2 and 1.3 only, HTTP/2 and HTTP/1.1
 /// offered through ALPN. Certificates from files are re-read when they change (see
 /// `certwatcher`).
-pub(crate) fn server_config(source: &CertSource) -> Result<Arc<ServerConfig>, Error> {
+pub fn server_config(source: &CertSource) -> Result<Arc<ServerConfig>, Error> {
     let builder =
         ServerConfig::builder_with_provider(Arc::new(rustls::crypto::ring::default_provider()))
             .with_protocol_versions(&[&rustls::version::TLS13, &rustls::version::TLS12])

@@ -305,7 +305,14 @@ impl Manager {
             servers.push(Arc::new(server));
         }
         if let Some(metrics_options) = &options.metrics {
-            let server = MetricsServer::bind(metrics_options.clone())
+            let mut metrics_options = metrics_options.clone();
+            // Secure serving reviews scrapers with the manager's own client by default.
+            if let Some(secure) = &mut metrics_options.secure
+                && secure.client.is_none()
+            {
+                secure.client = Some(self.inner.kube.clone());
+            }
+            let server = MetricsServer::bind(metrics_options)
                 .await
                 .map_err(|source| Error::Server {
                     server: "metrics",

@@ -14,6 +14,12 @@ pub enum Error {
         #[source]
         source: std::io::Error,
     },
+    /// Loading or generating the serving certificate of secure serving failed.
+    #[error("setting up the metrics server's serving certificate")]
+    Certificate(#[source] rein_webhook::Error),
+    /// Secure serving was asked to check scrapers without a client to send the reviews with.
+    #[error("secure metrics serving needs a client for TokenReviews and SubjectAccessReviews")]
+    NoReviewClient,
     /// The server was started twice.
     #[error("starting the metrics server: it is already running or has run")]
     AlreadyRunning,

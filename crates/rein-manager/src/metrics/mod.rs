@@ -6,6 +6,10 @@
 //! work-queue and client metrics live), the webhook server's
 //! ([`rein_webhook::metrics_registry()`]), then any registries the user adds. It binds to
 //! loopback by default and is a rein-controller `Runnable` that does not need leader election.
+//! With [`MetricsServerOptions::secure`] ([`SecureServing`]) it serves HTTPS and lets in only
+//! scrapers the API server authenticates (TokenReview) and authorizes (SubjectAccessReview
+//! for `get` on the metrics path), as controller-runtime's
+//! `filters.WithAuthenticationAndAuthorization`.
 //!
 //! [`WorkqueueMetrics`] (rein-controller's, re-exported here) implements
 //! [`rein_workqueue::MetricsProvider`] with client-go's `workqueue_*` names for queues used
@@ -14,6 +18,7 @@
 
 mod encode;
 mod error;
+mod secure;
 mod server;
 #[cfg(test)]
 mod tests;
@@ -22,4 +27,5 @@ pub use encode::{SharedRegistry, encode};
 pub use error::Error;
 #[doc(inline)]
 pub use rein_controller::WorkqueueMetrics;
+pub use secure::{ALLOW_CACHE_TTL, DENY_CACHE_TTL, SecureServing, TOKEN_CACHE_TTL};
 pub use server::{DEBUG_QUEUES_PATH, MetricsServer, MetricsServerOptions};

@@ -11,6 +11,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::encode::{SharedRegistry, encode};
 use super::error::Error;
+use super::secure::{AccessFilter, SecureServing};
 
 /// Where [`MetricsServerOptions::debug_queues`] serves the controllers' queues.
 pub const DEBUG_QUEUES_PATH: &str = "/debug/queues";
@@ -32,6 +33,9 @@ pub struct MetricsServerOptions {
     /// and failure count ([`rein_controller::QueueSnapshot::to_json`]). It shows object
     /// names, so turn it on only where the metrics endpoint is private.
     pub debug_queues: bool,
+    /// Serve over HTTPS, checking scrapers against the API server (default: plain HTTP, for
+    /// development on loopback). See [`SecureServing`].
+    pub secure: Option<SecureServing>,
 }
 
 impl fmt::Debug for MetricsServerOptions {
@@ -41,6 +45,7 @@ impl fmt::Debug for MetricsServerOptions {
             .field("path", &self.path)
             .field("extra_registries", &self.extra_registries.len())
             .field("debug_queues", &self.debug_queues)
+            .field("secure", &self.secure)
             .finish()
     }
 }
@@ -52,6 +57,7 @@ impl Default for MetricsServerOptions {
             path: "/metrics".to_owned(),
             extra_registries: Vec::new(),
             debug_queues: false,
+            secure: None,
         }
     }
 }
@@ -69,6 +75,10 @@ impl MetricsServerOptions {
 pub struct MetricsServer {
     options: MetricsServerOptions,
     listener: Listener,
+    /// With [`MetricsServerOptions::secure`]: the TLS configuration.
+    tls: Option<Arc<rustls::ServerConfig>>,
+    /// With [`MetricsServerOptions::secure`] and authorization: the access filter.
+    filter: Option<Arc<AccessFilter>>,
 }
 
 impl fmt::Debug for MetricsServer {
@@ -81,13 +91,46 @@ impl fmt::Debug for MetricsServer {
 }
 
 impl MetricsServer {
-    /// Binds `options.bind_address`.
+    /// Binds `options.bind_address`; with [`MetricsServerOptions::secure`], also loads (or
+    /// generates) the serving certificate, and fails without a client for the reviews
+    /// unless authorization is skipped.
     pub async fn bind(options: MetricsServerOptions) -> Result<Self, Error> {
         let addr = options.bind_address;
+        let (tls, filter) = match &options.secure {
+            None => (None, None),
+            Some(secure) => {
+                let source = match &secure.cert {
+                    Some(source) => source.clone(),
+                    None => {
+                        let ip = addr.ip().to_string();
+                        let mut hosts = vec!["localhost", "127.0.0.1"];
+                        if !addr.ip().is_unspecified() && !hosts.contains(&ip.as_str()) {
+                            hosts.push(&ip);
+                        }
+                        rein_webhook::GeneratedCertificates::generate(&hosts)
+                            .map_err(Error::Certificate)?
+                            .cert_source()
+                    }
+                };
+                let tls = rein_webhook::server_config(&source).map_err(Error::Certificate)?;
+                let filter = if secure.skip_authorization {
+                    None
+                } else {
+                    let client = secure.client.clone().ok_or(Error::NoReviewClient)?;
+                    Some(AccessFilter::new(client))
+                };
+                (Some(tls), filter)
+            }
+        };
         let listener = Listener::bind("metrics", addr)
             .await
             .map_err(|source| Error::Bind { addr, source })?;
-        Ok(Self { options, listener })
+        Ok(Self {
+            options,
+            listener,
+            tls,
+            filter,
+        })
     }
 
     /// The address actually bound (useful with port 0).
@@ -97,10 +140,15 @@ impl MetricsServer {
 
     /// Serves until `stop` fires, then finishes in-flight scrapes.
     pub async fn run(&self, stop: CancellationToken) -> Result<(), Error> {
-        self.listener
-            .serve(self.handler(), stop)
-            .await
-            .map_err(|_| Error::AlreadyRunning)
+        let handler = match &self.filter {
+            Some(filter) => filter.clone().wrap(self.handler()),
+            None => self.handler(),
+        };
+        let served = match &self.tls {
+            Some(tls) => self.listener.serve_tls(tls.clone(), handler, stop).await,
+            None => self.listener.serve(handler, stop).await,
+        };
+        served.map_err(|_| Error::AlreadyRunning)
     }
 
     fn handler(&self) -> Handler {

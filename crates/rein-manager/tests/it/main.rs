@@ -12,3 +12,4 @@ mod metrics;
 mod prop_config;
 mod prop_kubeconfig;
 mod prop_probes;
+mod secure_metrics;

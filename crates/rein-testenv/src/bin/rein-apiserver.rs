@@ -21,6 +21,12 @@ struct Args {
     /// Require this bearer token.
     #[arg(long)]
     token: Option<String>,
+    /// Add a user: `NAME:TOKEN` or `NAME:TOKEN:GROUP1,GROUP2` (repeatable).
+    #[arg(long = "user", value_name = "NAME:TOKEN[:GROUPS]", value_parser = parse_user)]
+    users: Vec<rein_testenv::User>,
+    /// Authorize every request against the stored RBAC objects (403 when they do not allow).
+    #[arg(long)]
+    enforce_rbac: bool,
     /// Change events kept for watch resumption.
     #[arg(long, default_value_t = rein_testenv::DEFAULT_WATCH_HISTORY)]
     watch_history: usize,
@@ -40,6 +46,24 @@ fn parse_seconds(s: &str) -> Result<std::time::Duration, String> {
         .map_err(|_| format!("not a non-negative, finite number of seconds: {s:?}"))
 }
 
+/// Parses `NAME:TOKEN[:GROUP1,GROUP2]`.
+fn parse_user(s: &str) -> Result<rein_testenv::User, String> {
+    let mut parts = s.splitn(3, ':');
+    let (Some(name), Some(token)) = (parts.next(), parts.next()) else {
+        return Err(format!("expected NAME:TOKEN[:GROUPS], got {s:?}"));
+    };
+    if name.is_empty() || token.is_empty() {
+        return Err(format!("a user needs a name and a token: {s:?}"));
+    }
+    let mut user = rein_testenv::User::new(name).token(token);
+    for group in parts.next().unwrap_or_default().split(',') {
+        if !group.is_empty() {
+            user = user.group(group);
+        }
+    }
+    Ok(user)
+}
+
 fn main() -> anyhow::Result<()> {
     let args = Args::parse();
     let runtime = tokio::runtime::Builder::new_current_thread()
@@ -49,7 +73,11 @@ fn main() -> anyhow::Result<()> {
         let mut builder = rein_testenv::TestEnv::builder()
             .listen(args.listen)
             .tls(args.tls)
-            .watch_history(args.watch_history);
+            .watch_history(args.watch_history)
+            .enforce_rbac(args.enforce_rbac);
+        for user in args.users {
+            builder = builder.user(user);
+        }
         if let Some(token) = &args.token {
             builder = builder.token(token.clone());
         }
@@ -64,4 +92,25 @@ fn main() -> anyhow::Result<()> {
         rein_testenv::run_until_signal(env).await;
         Ok(())
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::parse_user;
+
+    #[test]
+    fn users_parse_with_and_without_groups() {
+        let user = parse_user("alice:t0k:devs,ops").expect("parses");
+        assert_eq!(
+            (user.name(), user.bearer_token(), user.groups()),
+            (
+                "alice",
+                Some("t0k"),
+                &["devs".to_string(), "ops".to_string()][..]
+            )
+        );
+        assert!(parse_user("bob:t").expect("parses").groups().is_empty());
+        assert!(parse_user("bob").is_err());
+        assert!(parse_user(":t").is_err());
+    }
 }

@@ -46,6 +46,8 @@ pub struct TestEnvBuilder {
     validate: bool,
     webhook_services: crate::admission::Services,
     conversion_timeout: Duration,
+    users: Vec<crate::User>,
+    enforce_rbac: bool,
 }
 
 impl Default for TestEnvBuilder {
@@ -61,6 +63,8 @@ impl Default for TestEnvBuilder {
             validate: true,
             webhook_services: crate::admission::Services::default(),
             conversion_timeout: Duration::from_secs(30),
+            users: Vec::new(),
+            enforce_rbac: false,
         }
     }
 }
@@ -75,6 +79,42 @@ impl TestEnvBuilder {
     /// Require `Authorization: Bearer <token>` (401 without it); the client sends it.
     pub fn token(mut self, token: impl Into<String>) -> TestEnvBuilder {
         self.token = Some(token.into());
+        self
+    }
+
+    /// Adds a user: its token (if it has one) authenticates it as its name and groups, plus
+    /// `system:authenticated`. Call once per user. Client certificates need no registration:
+    /// any certificate the server's CA issued ([`TestEnv::kubeconfig_for`]) authenticates.
+    ///
+    /// ```
+    /// # async fn demo() -> Result<(), rein_testenv::Error> {
+    /// use rein_testenv::{TestEnv, User};
+    ///
+    /// let alice = User::new("alice").group("devs").token("alice-token");
+    /// let env = TestEnv::builder().user(alice.clone()).start().await?;
+    /// let as_alice = env.client_for(&alice).await?;
+    /// # drop((env, as_alice)); Ok(()) }
+    /// # tokio::runtime::Runtime::new().unwrap().block_on(demo()).unwrap();
+    /// ```
+    ///
+    /// [`TestEnv::kubeconfig_for`]: crate::TestEnv::kubeconfig_for
+    pub fn user(mut self, user: crate::User) -> TestEnvBuilder {
+        self.users.push(user);
+        self
+    }
+
+    /// Authorize every request against the stored RBAC objects, as a cluster with
+    /// `--authorization-mode=RBAC` does (default `false`: every authenticated request is
+    /// allowed). Refused requests get 403 with kube-apiserver's message, e.g. `pods is
+    /// forbidden: User "alice" cannot list resource "pods" in API group "" in the namespace
+    /// "default"`; impersonation needs the `impersonate` verb. The admin (the default
+    /// client, in `system:masters`) may do anything; with no [`token`] set, one is generated,
+    /// so requests without credentials get 401. Whatever the mode, the
+    /// `authorization.k8s.io` reviews answer from the RBAC objects.
+    ///
+    /// [`token`]: TestEnvBuilder::token
+    pub fn enforce_rbac(mut self, enforce: bool) -> TestEnvBuilder {
+        self.enforce_rbac = enforce;
         self
     }
 
@@ -202,6 +242,11 @@ impl TestEnvBuilder {
             addr: self.listen,
             source,
         })?;
+        let admin_token = match (&self.token, self.enforce_rbac) {
+            (Some(token), _) => Some(token.clone()),
+            (None, true) => Some(crate::ops::meta::new_uid()),
+            (None, false) => None,
+        };
         let tls = if self.tls {
             Some(crate::tls::generate(addr.ip())?)
         } else {
@@ -210,6 +255,11 @@ impl TestEnvBuilder {
         let scheme = if tls.is_some() { "https" } else { "http" };
         let base_url = format!("{scheme}://{addr}");
 
+        let (ca_pem, acceptor, ca) = match tls {
+            Some(t) => (Some(t.ca_pem), Some(t.acceptor), Some(t.ca)),
+            None => (None, None, None),
+        };
+        let auth = crate::auth::Authn::new(admin_token.clone(), &self.users, ca)?;
         let store = Arc::new(Store::new(self.watch_history));
         let state = Arc::new(State {
             catalogue: Catalogue::new(),
@@ -217,7 +267,8 @@ impl TestEnvBuilder {
             faults: Faults::new(store),
             log: Mutex::new(Vec::new()),
             in_flight: crate::requests::InFlight::default(),
-            token: self.token.clone(),
+            auth,
+            enforce_rbac: self.enforce_rbac,
             bookmark_interval: self.bookmark_interval,
             too_large_rv_wait: self.too_large_rv_wait,
             validate: self.validate,
@@ -228,13 +279,9 @@ impl TestEnvBuilder {
         });
         seed_namespaces(&state);
         seed_kubernetes_service(&state, addr);
+        crate::rbac::bootstrap::seed(&state);
 
-        let kubeconfig = kubeconfig(
-            &base_url,
-            tls.as_ref().map(|t| t.ca_pem.as_str()),
-            self.token.as_deref(),
-        )?;
-        let acceptor = tls.map(|t| t.acceptor);
+        let kubeconfig = kubeconfig(&base_url, ca_pem.as_deref(), admin_token.as_deref())?;
         let thread_state = state.clone();
         let runtime = tokio::runtime::Builder::new_multi_thread()
             .worker_threads(2)

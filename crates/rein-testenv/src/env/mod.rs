@@ -69,6 +69,67 @@ impl TestEnv {
         })
     }
 
+    /// A kubeconfig for this server that authenticates as `user`: with its bearer token when
+    /// it has one (registered by [`TestEnvBuilder::user`]), else with a client certificate
+    /// the server's CA issues now (`CN=<name>`, one `O=<group>` per group; needs
+    /// [`TestEnvBuilder::tls`]).
+    pub fn kubeconfig_for(&self, user: &crate::User) -> Result<Kubeconfig, Error> {
+        let credentials = match &user.token {
+            Some(token) => serde_json::json!({"token": token}),
+            None => {
+                let ca = self.state.auth.ca.as_ref().ok_or_else(|| {
+                    Error::ClientCertificate(
+                        "client certificates need TLS (TestEnvBuilder::tls)".into(),
+                    )
+                })?;
+                let cert = ca.issue_client(user)?;
+                use base64::Engine as _;
+                let b64 = base64::engine::general_purpose::STANDARD;
+                serde_json::json!({
+                    "client-certificate-data": b64.encode(cert.cert_pem),
+                    "client-key-data": b64.encode(cert.key_pem),
+                })
+            }
+        };
+        self.kubeconfig_with(credentials)
+    }
+
+    /// A kubeconfig for this server that sends the bearer `token` (a ServiceAccount's token
+    /// from TokenRequest, say).
+    pub fn kubeconfig_with_token(&self, token: &str) -> Result<Kubeconfig, Error> {
+        self.kubeconfig_with(serde_json::json!({"token": token}))
+    }
+
+    /// A kube-client `Config` that authenticates as `user` (see [`TestEnv::kubeconfig_for`]),
+    /// e.g. to start a manager as that user.
+    pub async fn config_for(&self, user: &crate::User) -> Result<kube_client::Config, Error> {
+        config_for(&self.kubeconfig_for(user)?).await
+    }
+
+    /// A kube-client `Config` that sends the bearer `token`.
+    pub async fn config_with_token(&self, token: &str) -> Result<kube_client::Config, Error> {
+        config_for(&self.kubeconfig_with_token(token)?).await
+    }
+
+    /// A client for this server that authenticates as `user` (see [`TestEnv::kubeconfig_for`]).
+    pub async fn client_for(&self, user: &crate::User) -> Result<kube_client::Client, Error> {
+        let config = self.config_for(user).await?;
+        kube_client::Client::try_from(config).map_err(Error::Client)
+    }
+
+    /// A client for this server that sends the bearer `token`.
+    pub async fn client_with_token(&self, token: &str) -> Result<kube_client::Client, Error> {
+        let config = self.config_with_token(token).await?;
+        kube_client::Client::try_from(config).map_err(Error::Client)
+    }
+
+    /// [`TestEnv::kubeconfig`] with its user's credentials replaced by `credentials`.
+    fn kubeconfig_with(&self, credentials: serde_json::Value) -> Result<Kubeconfig, Error> {
+        let mut doc = serde_json::to_value(&self.kubeconfig).map_err(Error::Kubeconfig)?;
+        doc["users"] = serde_json::json!([{"name": "rein-testenv", "user": credentials}]);
+        serde_json::from_value(doc).map_err(Error::Kubeconfig)
+    }
+
     /// The server's base URL, e.g. `http://127.0.0.1:40123`.
     pub fn base_url(&self) -> String {
         self.base_url.clone()

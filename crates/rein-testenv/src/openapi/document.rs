@@ -280,6 +280,17 @@ fn add_paths(paths: &mut Map<String, Value>, resource: &Served, flavor: Flavor) 
     let mut item_params = collection_params.clone();
     item_params.push("name");
 
+    if crate::auth::create_only(&resource.gvk.group, &resource.plural) {
+        // A review: created and answered, never stored, so POST is all there is.
+        let mut collection = Map::new();
+        collection.insert("post".into(), operation(resource, "post", flavor));
+        collection.insert(
+            "parameters".into(),
+            path_parameters(&collection_params, flavor),
+        );
+        paths.insert(scope, Value::Object(collection));
+        return;
+    }
     let mut collection = Map::new();
     collection.insert("get".into(), operation(resource, "list", flavor));
     collection.insert("post".into(), operation(resource, "post", flavor));

@@ -139,12 +139,17 @@ pub(crate) fn resource_list(
         if def.group != group || !def.serves(version) {
             continue;
         }
+        let create_only = crate::auth::create_only(&def.group, &def.plural);
         let mut r = json!({
             "name": def.plural,
             "singularName": def.singular,
             "namespaced": def.namespaced,
             "kind": def.kind,
-            "verbs": verbs,
+            "verbs": if create_only {
+                json!(["create"])
+            } else {
+                verbs.clone()
+            },
         });
         if !def.short_names.is_empty() {
             r["shortNames"] = json!(def.short_names);
@@ -154,7 +159,10 @@ pub(crate) fn resource_list(
         }
         // Built-ins: the preferred version (an approximation for the few that store another).
         let storage_version = storage.of(&def).unwrap_or(version);
-        r["storageVersionHash"] = json!(storage_version_hash(group, storage_version, &def.kind));
+        if !create_only {
+            r["storageVersionHash"] =
+                json!(storage_version_hash(group, storage_version, &def.kind));
+        }
         resources.push(r);
         let mut subs = subresources(&def);
         subs.sort_by(|a, b| a.name.cmp(b.name));

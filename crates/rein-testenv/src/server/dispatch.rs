@@ -1,5 +1,5 @@
-//! Per-request pipeline: pause, latency, panic containment, authentication, injected faults,
-//! routing, logging.
+//! Per-request pipeline: pause, latency, panic containment, authentication (and
+//! impersonation and authorization), injected faults, routing, logging.
 
 use std::any::Any;
 use std::convert::Infallible;
@@ -14,7 +14,7 @@ use serde_json::json;
 
 use super::body::{self, Body};
 use super::route::{self, Route};
-use super::{State, aggregated, discovery, health, objects};
+use super::{State, access, aggregated, discovery, health, objects};
 use crate::requests::{RequestRecord, RequestStage};
 use crate::status::ApiError;
 
@@ -93,20 +93,17 @@ fn recover(method: &Method, path: &str, payload: &(dyn Any + Send)) -> Response<
     ))
 }
 
-async fn answer(state: &Arc<State>, req: Request<Incoming>, path: &str) -> Response<Body> {
+async fn answer(state: &Arc<State>, mut req: Request<Incoming>, path: &str) -> Response<Body> {
     let public = matches!(path, "/healthz" | "/readyz" | "/livez" | "/version");
-    if let Some(token) = &state.token
-        && !public
-    {
-        let sent = req
-            .headers()
-            .get(header::AUTHORIZATION)
-            .and_then(|v| v.to_str().ok())
-            .and_then(|v| v.strip_prefix("Bearer "));
-        if sent != Some(token.as_str()) {
-            return body::error(&ApiError::unauthorized());
+    let user = if public {
+        crate::auth::UserInfo::default()
+    } else {
+        match access::check(state, &req, path) {
+            Ok(user) => user,
+            Err(e) => return body::error(&e),
         }
-    }
+    };
+    req.extensions_mut().insert(user.clone());
     if let Some(fault) = state.faults.inner.take(path) {
         if fault.panic {
             let _txn = state.store.lock();
@@ -182,6 +179,9 @@ async fn answer(state: &Arc<State>, req: Request<Incoming>, path: &str) -> Respo
                 Some(doc) => body::json(200, &doc),
                 None => body::error(&ApiError::no_route()),
             }
+        }
+        Route::Resource(target) if access::is_review(&target) => {
+            access::serve(state, req, target, &user).await
         }
         Route::Resource(target) => objects::handle(state, req, target).await,
     }

@@ -1,7 +1,9 @@
-//! The HTTP server: accepts connections (plain or TLS), authenticates, applies injected
-//! faults, logs requests and dispatches them to the discovery, OpenAPI and resource handlers.
+//! The HTTP server: accepts connections (plain or TLS, with client certificates),
+//! authenticates and authorizes, applies injected faults, logs requests and dispatches them
+//! to the discovery, OpenAPI and resource handlers.
 
 mod accept;
+mod access;
 mod admitted;
 mod aggregated;
 mod body;
@@ -29,6 +31,7 @@ use parking_lot::Mutex;
 use tokio::net::TcpListener;
 use tokio_util::sync::CancellationToken;
 
+use crate::auth::PeerUser;
 use crate::faults::Faults;
 use crate::requests::RequestRecord;
 use crate::resources::Catalogue;
@@ -43,7 +46,10 @@ pub(crate) struct State {
     pub(crate) log: Mutex<Vec<RequestRecord>>,
     /// Requests received and not answered yet.
     pub(crate) in_flight: crate::requests::InFlight,
-    pub(crate) token: Option<String>,
+    /// Credentials: the admin token, users, the service-account token key, the client CA.
+    pub(crate) auth: crate::auth::Authn,
+    /// Whether every request is authorized against the stored RBAC objects.
+    pub(crate) enforce_rbac: bool,
     pub(crate) bookmark_interval: Duration,
     /// How long a request waits for a resourceVersion the store has not reached.
     pub(crate) too_large_rv_wait: Duration,
@@ -64,6 +70,7 @@ pub(crate) async fn serve(
     state: Arc<State>,
 ) {
     tokio::spawn(collect_garbage(state.clone()));
+    tokio::spawn(crate::rbac::aggregate::run(state.clone()));
     loop {
         let accepted = tokio::select! {
             () = state.shutdown.cancelled() => return,
@@ -76,13 +83,17 @@ pub(crate) async fn serve(
         let state = state.clone();
         let tls = tls.clone();
         tokio::spawn(async move {
-            let service = {
+            let service = |peer: PeerUser| {
                 let state = state.clone();
-                service_fn(move |req| dispatch::handle(state.clone(), req))
+                service_fn(move |mut req| {
+                    req.extensions_mut().insert(peer.clone());
+                    dispatch::handle(state.clone(), req)
+                })
             };
             let builder = hyper_util::server::conn::auto::Builder::new(TokioExecutor::new());
             match tls {
                 None => {
+                    let service = service(PeerUser::default());
                     let conn = builder.serve_connection(TokioIo::new(stream), service);
                     tokio::select! {
                         _ = conn => {}
@@ -93,6 +104,14 @@ pub(crate) async fn serve(
                     let Ok(stream) = acceptor.accept(stream).await else {
                         return;
                     };
+                    // The client certificate, verified against the CA by the handshake.
+                    let peer = stream
+                        .get_ref()
+                        .1
+                        .peer_certificates()
+                        .and_then(|certs| certs.first())
+                        .and_then(crate::auth::user_of);
+                    let service = service(PeerUser(peer));
                     let conn = builder.serve_connection(TokioIo::new(stream), service);
                     tokio::select! {
                         _ = conn => {}
