@@ -1,0 +1,545 @@
+//! Active-active sharding against rein-testenv: several managers in one process, each with its
+//! own client, identity and tokio runtime (so killing a replica drops every task it had, as a
+//! killed process would), share the ConfigMaps of a namespace through a ring.
+//!
+//! A recorder notes the start and finish of every reconcile on the real clock; the checks
+//! (`Recorder::check`) are that no key was ever reconciled by two replicas at once, and that no
+//! key went unreconciled for longer than the Lease duration plus the hand-over allowance plus
+//! its requeue period. The clock is real (rein-testenv answers on its own runtime thread and a
+//! paused clock would skip ahead while requests are in flight); conditions are polled with
+//! deadlines, and timings are only bounded with generous allowances.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use k8s_openapi::api::core::v1::{ConfigMap, Secret};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ObjectMeta, OwnerReference};
+use kube_client::Api;
+use kube_client::api::{ListParams, PostParams};
+use rein::controller::{Action, Context, ControllerManagedBy, ControllerOptions, Request};
+use rein::manager::leaderelection::LeaderElectionConfig;
+use rein::manager::sharding::ShardingOptions;
+use rein::manager::{Error as ManagerError, Manager, Options};
+use rein_testenv::TestEnv;
+use tokio_util::sync::CancellationToken;
+
+const NS: &str = "default";
+const RING: &str = "cms";
+const SHARD_LABEL: &str = "shard.rein.dev/cms";
+const DRAIN_LABEL: &str = "drain.shard.rein.dev/cms";
+/// How many ConfigMaps the ring shares.
+const KEYS: usize = 60;
+/// The Lease duration of [`lease`].
+const LEASE_DURATION: Duration = Duration::from_secs(2);
+/// Every reconcile asks to come back after this long.
+const REQUEUE: Duration = Duration::from_millis(300);
+/// The hand-over allowance on top of the Lease duration: coordinator passes, watch delivery
+/// and a loaded machine.
+const HANDOVER_ALLOWANCE: Duration = Duration::from_secs(8);
+/// How long any awaited condition may take.
+const PATIENCE: Duration = Duration::from_secs(60);
+
+/// 2 s lease, 1 s renew deadline, 200 ms retry period.
+fn lease() -> LeaderElectionConfig {
+    LeaderElectionConfig {
+        lease_duration: LEASE_DURATION,
+        renew_deadline: Duration::from_secs(1),
+        retry_period: Duration::from_millis(200),
+        ..LeaderElectionConfig::default()
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// The recorder.
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Step {
+    Start,
+    Finish,
+}
+
+/// One reconcile step: replica, key, step, when.
+type Event = (String, String, Step, Instant);
+
+#[derive(Debug, Clone, Default)]
+struct Recorder {
+    events: Arc<Mutex<Vec<Event>>>,
+}
+
+impl Recorder {
+    fn record(&self, replica: &str, key: &str, step: Step) {
+        self.events.lock().expect("recorder").push((
+            replica.to_owned(),
+            key.to_owned(),
+            step,
+            Instant::now(),
+        ));
+    }
+
+    /// Whether `replica` started a reconcile of `key` since `since`.
+    fn reconciled_since(&self, replica: &str, key: &str, since: Instant) -> bool {
+        self.events
+            .lock()
+            .expect("recorder")
+            .iter()
+            .any(|(r, k, step, at)| {
+                r == replica && k == key && *step == Step::Start && *at >= since
+            })
+    }
+
+    /// The reconcile intervals per key: (replica, start, end); a reconcile that never
+    /// finished (its replica was killed) ends now.
+    fn intervals(&self) -> BTreeMap<String, Vec<(String, Instant, Instant)>> {
+        let events = self.events.lock().expect("recorder").clone();
+        let mut open: BTreeMap<(String, String), Vec<Instant>> = BTreeMap::new();
+        let mut out: BTreeMap<String, Vec<(String, Instant, Instant)>> = BTreeMap::new();
+        for (replica, key, step, at) in events {
+            let slot = open.entry((replica.clone(), key.clone())).or_default();
+            match step {
+                Step::Start => slot.push(at),
+                Step::Finish => {
+                    if let Some(start) = slot.pop() {
+                        out.entry(key).or_default().push((replica, start, at));
+                    }
+                }
+            }
+        }
+        let now = Instant::now();
+        for ((replica, key), starts) in open {
+            for start in starts {
+                out.entry(key.clone())
+                    .or_default()
+                    .push((replica.clone(), start, now));
+            }
+        }
+        for list in out.values_mut() {
+            list.sort_by_key(|(_, start, _)| *start);
+        }
+        out
+    }
+
+    /// No key reconciled by two replicas at once; no key unreconciled for longer than
+    /// `max_gap`. Returns the longest gap seen.
+    fn check(&self, max_gap: Duration) -> Duration {
+        let mut longest = Duration::ZERO;
+        for (key, list) in self.intervals() {
+            for (i, (ra, _, ea)) in list.iter().enumerate() {
+                for (rb, sb, _) in &list[i + 1..] {
+                    if ra != rb {
+                        assert!(
+                            sb >= ea,
+                            "{key} reconciled by {ra} and {rb} at once ({:?} overlap)",
+                            *ea - *sb
+                        );
+                    }
+                }
+            }
+            for pair in list.windows(2) {
+                let gap = pair[1].1.saturating_duration_since(pair[0].2);
+                longest = longest.max(gap);
+                assert!(
+                    gap <= max_gap,
+                    "{key} went unreconciled for {gap:?} (between {} and {}), more than {max_gap:?}",
+                    pair[0].0,
+                    pair[1].0
+                );
+            }
+        }
+        longest
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// A replica: a manager on its own runtime, restarted (like a Pod) when it loses its Lease.
+
+struct Replica {
+    id: String,
+    runtime: Option<tokio::runtime::Runtime>,
+    stop: CancellationToken,
+    done: Option<tokio::task::JoinHandle<u32>>,
+}
+
+impl Replica {
+    fn start(env: &TestEnv, id: &str, recorder: &Recorder) -> Replica {
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(1)
+            .enable_all()
+            .build()
+            .expect("replica runtime");
+        let stop = CancellationToken::new();
+        let done = runtime.spawn(supervise(
+            env.config(),
+            id.to_owned(),
+            recorder.clone(),
+            stop.clone(),
+        ));
+        Replica {
+            id: id.to_owned(),
+            runtime: Some(runtime),
+            stop,
+            done: Some(done),
+        }
+    }
+
+    /// A graceful stop; returns how many times the replica had to restart.
+    async fn stop(mut self) -> u32 {
+        self.stop.cancel();
+        let restarts = match self.done.take() {
+            Some(done) => done.await.expect("replica supervisor"),
+            None => 0,
+        };
+        if let Some(runtime) = self.runtime.take() {
+            runtime.shutdown_background();
+        }
+        restarts
+    }
+
+    /// Kills the replica: every task it had is dropped, its Leases are left to expire.
+    fn kill(mut self) {
+        if let Some(runtime) = self.runtime.take() {
+            runtime.shutdown_background();
+        }
+    }
+}
+
+impl Drop for Replica {
+    fn drop(&mut self) {
+        if let Some(runtime) = self.runtime.take() {
+            runtime.shutdown_background();
+        }
+    }
+}
+
+/// Runs manager after manager until stopped; returns the number of restarts.
+async fn supervise(
+    config: kube_client::Config,
+    id: String,
+    recorder: Recorder,
+    stop: CancellationToken,
+) -> u32 {
+    let mut restarts = 0;
+    loop {
+        let mgr = build_manager(config.clone(), &id, &recorder)
+            .await
+            .expect("building a replica's manager");
+        match mgr.start(stop.clone()).await {
+            Ok(()) if stop.is_cancelled() => return restarts,
+            Ok(()) => {}
+            Err(ManagerError::ShardLeaseLost) => {}
+            Err(err) => panic!("replica {id} failed: {err}"),
+        }
+        if stop.is_cancelled() {
+            return restarts;
+        }
+        restarts += 1;
+    }
+}
+
+async fn build_manager(
+    config: kube_client::Config,
+    id: &str,
+    recorder: &Recorder,
+) -> Result<Manager, Box<dyn std::error::Error + Send + Sync>> {
+    let sharding = ShardingOptions::new(RING)
+        .namespace(NS)
+        .shard_id(id)
+        .lease(lease())
+        .kind::<ConfigMap>()
+        .following_owner::<Secret>();
+    let options = Options::default()
+        .sharding(sharding)
+        .graceful_shutdown_timeout(Some(Duration::from_secs(10)));
+    let mgr = Manager::builder(config).options(options).build().await?;
+    let (replica, recorder) = (id.to_owned(), recorder.clone());
+    let reconciler = rein::controller::reconciler_fn(move |_ctx: Context, req: Request| {
+        let (replica, recorder) = (replica.clone(), recorder.clone());
+        async move {
+            let key = req.to_string();
+            recorder.record(&replica, &key, Step::Start);
+            // Some work; the finish is recorded even if the reconcile is dropped mid-way.
+            let _finish = Finish(&recorder, &replica, &key);
+            tokio::time::sleep(Duration::from_millis(20)).await;
+            Ok::<_, std::convert::Infallible>(Action::requeue_after(REQUEUE))
+        }
+    });
+    ControllerManagedBy::new(&mgr)
+        .for_::<ConfigMap>()
+        .owns::<Secret>()
+        .named(format!("configmaps-{id}"))
+        .with_options(ControllerOptions {
+            need_leader_election: false,
+            skip_name_validation: true,
+            max_concurrent_reconciles: 4,
+            ..ControllerOptions::default()
+        })
+        .complete(mgr.sharded::<ConfigMap, _>(reconciler)?)?;
+    Ok(mgr)
+}
+
+/// Records the finish of a reconcile when dropped (also when the reconcile is aborted).
+struct Finish<'a>(&'a Recorder, &'a str, &'a str);
+
+impl Drop for Finish<'_> {
+    fn drop(&mut self) {
+        self.0.record(self.1, self.2, Step::Finish);
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// The server's view.
+
+/// The shard each `cm-*` ConfigMap is assigned to (`None`: unassigned or draining).
+async fn assignments(env: &TestEnv) -> BTreeMap<String, Option<String>> {
+    let api: Api<ConfigMap> = Api::namespaced(env.client(), NS);
+    let list = api
+        .list(&ListParams::default())
+        .await
+        .expect("list configmaps");
+    list.items
+        .iter()
+        .filter(|cm| {
+            cm.metadata
+                .name
+                .as_deref()
+                .is_some_and(|n| n.starts_with("cm-"))
+        })
+        .map(|cm| {
+            let labels = cm.metadata.labels.clone().unwrap_or_default();
+            let shard = labels
+                .get(SHARD_LABEL)
+                .filter(|_| !labels.contains_key(DRAIN_LABEL))
+                .cloned();
+            (
+                format!("{NS}/{}", cm.metadata.name.clone().unwrap_or_default()),
+                shard,
+            )
+        })
+        .collect()
+}
+
+/// Whether every Secret carries its owner ConfigMap's shard label.
+async fn secrets_follow_owners(env: &TestEnv) -> bool {
+    let cms: Api<ConfigMap> = Api::namespaced(env.client(), NS);
+    let secrets: Api<Secret> = Api::namespaced(env.client(), NS);
+    let owners: BTreeMap<String, Option<String>> = cms
+        .list(&ListParams::default())
+        .await
+        .expect("list configmaps")
+        .items
+        .into_iter()
+        .map(|cm| {
+            let shard = cm.metadata.labels.and_then(|l| l.get(SHARD_LABEL).cloned());
+            (cm.metadata.uid.unwrap_or_default(), shard)
+        })
+        .collect();
+    let list = secrets
+        .list(&ListParams::default())
+        .await
+        .expect("list secrets");
+    list.items
+        .iter()
+        .filter(|s| {
+            s.metadata
+                .name
+                .as_deref()
+                .is_some_and(|n| n.starts_with("sec-"))
+        })
+        .all(|s| {
+            let owner = s.metadata.owner_references.as_ref().and_then(|r| r.first());
+            let want = owner.and_then(|o| owners.get(&o.uid).cloned().flatten());
+            let have = s
+                .metadata
+                .labels
+                .as_ref()
+                .and_then(|l| l.get(SHARD_LABEL).cloned());
+            want.is_some() && want == have
+        })
+}
+
+/// Polls until every key is assigned to a member of `members`, every member owns some keys,
+/// secrets follow their owners, and every key was reconciled by its owner since; returns how
+/// many keys each member owns.
+async fn wait_balanced(
+    env: &TestEnv,
+    recorder: &Recorder,
+    members: &[&str],
+    what: &str,
+) -> BTreeMap<String, usize> {
+    let deadline = Instant::now() + PATIENCE;
+    let members: BTreeSet<&str> = members.iter().copied().collect();
+    loop {
+        let since = Instant::now();
+        let assigned = assignments(env).await;
+        let counts =
+            assigned
+                .values()
+                .flatten()
+                .fold(BTreeMap::<String, usize>::new(), |mut m, s| {
+                    *m.entry(s.clone()).or_default() += 1;
+                    m
+                });
+        let settled = assigned.len() == KEYS
+            && assigned
+                .values()
+                .all(|s| s.as_deref().is_some_and(|s| members.contains(s)))
+            && counts.len() == members.len();
+        if settled && secrets_follow_owners(env).await {
+            // The owners reconcile their keys (within a few requeue periods).
+            let until = Instant::now() + PATIENCE;
+            loop {
+                let all = assigned.iter().all(|(key, shard)| {
+                    recorder.reconciled_since(shard.as_deref().unwrap_or_default(), key, since)
+                });
+                if all {
+                    return counts;
+                }
+                assert!(
+                    Instant::now() < until,
+                    "{what}: owners did not reconcile their keys"
+                );
+                tokio::time::sleep(Duration::from_millis(100)).await;
+            }
+        }
+        assert!(
+            Instant::now() < deadline,
+            "{what}: not balanced over {members:?} after {PATIENCE:?}: {counts:?}"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+/// Each member owns between half and twice its fair share.
+fn assert_spread(counts: &BTreeMap<String, usize>, what: &str) {
+    let fair = KEYS as f64 / counts.len() as f64;
+    for (shard, n) in counts {
+        let n = *n as f64;
+        assert!(
+            n >= fair * 0.5 && n <= fair * 2.0,
+            "{what}: {shard} owns {n} keys, fair share {fair:.1}: {counts:?}"
+        );
+    }
+    println!("{what}: {counts:?}");
+}
+
+async fn create_objects(env: &TestEnv) {
+    let cms: Api<ConfigMap> = Api::namespaced(env.client(), NS);
+    let secrets: Api<Secret> = Api::namespaced(env.client(), NS);
+    for i in 0..KEYS {
+        let cm = cms
+            .create(
+                &PostParams::default(),
+                &ConfigMap {
+                    metadata: ObjectMeta {
+                        name: Some(format!("cm-{i}")),
+                        ..ObjectMeta::default()
+                    },
+                    ..ConfigMap::default()
+                },
+            )
+            .await
+            .expect("create configmap");
+        if i % 6 == 0 {
+            let owner = OwnerReference {
+                api_version: "v1".into(),
+                kind: "ConfigMap".into(),
+                name: format!("cm-{i}"),
+                uid: cm.metadata.uid.clone().unwrap_or_default(),
+                controller: Some(true),
+                block_owner_deletion: Some(true),
+            };
+            secrets
+                .create(
+                    &PostParams::default(),
+                    &Secret {
+                        metadata: ObjectMeta {
+                            name: Some(format!("sec-{i}")),
+                            owner_references: Some(vec![owner]),
+                            ..ObjectMeta::default()
+                        },
+                        ..Secret::default()
+                    },
+                )
+                .await
+                .expect("create secret");
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// The tests.
+
+/// Three replicas share the keys; a fourth joins (keys move to it through the drain
+/// handshake); one stops gracefully (its Lease is released, its keys move at once); one is
+/// killed (its keys move once its Lease expired). Throughout, no key is reconciled by two
+/// replicas at once, and owned Secrets follow their ConfigMap.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn replicas_join_leave_and_die_without_overlap() {
+    let env = TestEnv::start().await.expect("testenv");
+    create_objects(&env).await;
+    let recorder = Recorder::default();
+
+    let mut replicas: BTreeMap<&str, Replica> = ["r0", "r1", "r2"]
+        .into_iter()
+        .map(|id| (id, Replica::start(&env, id, &recorder)))
+        .collect();
+    let counts = wait_balanced(&env, &recorder, &["r0", "r1", "r2"], "three replicas").await;
+    assert_spread(&counts, "three replicas");
+
+    replicas.insert("r3", Replica::start(&env, "r3", &recorder));
+    let counts = wait_balanced(&env, &recorder, &["r0", "r1", "r2", "r3"], "r3 joined").await;
+    assert_spread(&counts, "r3 joined");
+
+    let restarts = replicas.remove("r1").expect("r1").stop().await;
+    assert_eq!(restarts, 0, "r1 never lost its lease");
+    let counts = wait_balanced(&env, &recorder, &["r0", "r2", "r3"], "r1 stopped").await;
+    assert_spread(&counts, "r1 stopped");
+
+    replicas.remove("r2").expect("r2").kill();
+    let counts = wait_balanced(&env, &recorder, &["r0", "r3"], "r2 killed").await;
+    assert_spread(&counts, "r2 killed");
+
+    let longest = recorder.check(LEASE_DURATION + HANDOVER_ALLOWANCE + REQUEUE);
+    println!("longest gap between reconciles of one key: {longest:?}");
+    for (_, replica) in replicas {
+        replica.stop().await;
+    }
+}
+
+/// The API server stops answering for longer than the renew deadline: every replica loses
+/// its Lease and stops reconciling; restarted (as Pods would be), the ring re-forms and every
+/// key is owned and reconciled again, never by two replicas at once.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn losing_the_api_server_rebalances_without_overlap() {
+    let env = TestEnv::start().await.expect("testenv");
+    create_objects(&env).await;
+    let recorder = Recorder::default();
+    let replicas: Vec<Replica> = ["a", "b", "c"]
+        .into_iter()
+        .map(|id| Replica::start(&env, id, &recorder))
+        .collect();
+    wait_balanced(&env, &recorder, &["a", "b", "c"], "before the outage").await;
+
+    // Hold every request for three renew deadlines.
+    env.faults().pause();
+    tokio::time::sleep(Duration::from_secs(3)).await;
+    env.faults().resume();
+
+    let counts = wait_balanced(&env, &recorder, &["a", "b", "c"], "after the outage").await;
+    assert_spread(&counts, "after the outage");
+    // Unreconciled for the outage itself, plus the Lease and the hand-over.
+    let longest =
+        recorder.check(Duration::from_secs(3) + LEASE_DURATION + HANDOVER_ALLOWANCE + REQUEUE);
+    println!("longest gap between reconciles of one key: {longest:?}");
+    let mut restarts = 0;
+    for replica in replicas {
+        let id = replica.id.clone();
+        let n = replica.stop().await;
+        println!("{id} restarted {n} times");
+        restarts += n;
+    }
+    assert!(
+        restarts >= 1,
+        "some replica must have lost its lease in the outage"
+    );
+}
