@@ -543,3 +543,94 @@ async fn losing_the_api_server_rebalances_without_overlap() {
         "some replica must have lost its lease in the outage"
     );
 }
+
+/// `GET path` over HTTP/1.0; the status line and body.
+async fn http_get(addr: std::net::SocketAddr, path: &str) -> String {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let mut stream = tokio::net::TcpStream::connect(addr).await.expect("connect");
+    let request = format!("GET {path} HTTP/1.0\r\nHost: localhost\r\n\r\n");
+    stream.write_all(request.as_bytes()).await.expect("send");
+    let mut response = String::new();
+    stream.read_to_string(&mut response).await.expect("read");
+    response
+}
+
+/// The `/readyz` of a sharded manager passes its `shard` check once the replica joined the
+/// ring and fails after it left; `/metrics` carries the per-shard series.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn readiness_and_metrics_reflect_the_ring() {
+    let env = TestEnv::start().await.expect("testenv");
+    create_objects(&env).await;
+    let sharding = ShardingOptions::new("probed")
+        .namespace(NS)
+        .shard_id("solo")
+        .lease(lease())
+        .kind::<ConfigMap>();
+    let loopback: std::net::SocketAddr = "127.0.0.1:0".parse().expect("address");
+    let options = Options::default()
+        .sharding(sharding)
+        .health_probe_bind_address(loopback)
+        .metrics_bind_address(loopback);
+    let mgr = Manager::builder(env.config())
+        .options(options)
+        .build()
+        .await
+        .expect("manager");
+    let reconciler = rein::controller::reconciler_fn(|_ctx: Context, _req: Request| async {
+        Ok::<_, std::convert::Infallible>(Action::done())
+    });
+    ControllerManagedBy::new(&mgr)
+        .for_::<ConfigMap>()
+        .named("probed-configmaps")
+        .with_options(ControllerOptions {
+            need_leader_election: false,
+            ..ControllerOptions::default()
+        })
+        .complete(mgr.sharded::<ConfigMap, _>(reconciler).expect("sharded"))
+        .expect("controller");
+    let stop = CancellationToken::new();
+    let running = tokio::spawn({
+        let (mgr, stop) = (mgr.clone(), stop.clone());
+        async move { mgr.start(stop).await }
+    });
+
+    let deadline = Instant::now() + PATIENCE;
+    let metrics = loop {
+        let member = mgr.sharding().is_some_and(|s| s.is_member());
+        if let (true, Some(probes), Some(metrics)) =
+            (member, mgr.health_probe_address(), mgr.metrics_address())
+        {
+            let ready = http_get(probes, "/readyz/shard").await;
+            let scraped = http_get(metrics, "/metrics").await;
+            let owned = "rein_shard_keys_owned{ring=\"probed\",shard=\"solo\",kind=\"ConfigMap\"}";
+            // All keys assigned to the only shard and seen by its cache.
+            let all_owned = scraped
+                .lines()
+                .find(|l| l.starts_with(owned))
+                .and_then(|l| l.rsplit(' ').next())
+                .and_then(|v| v.parse::<usize>().ok())
+                .is_some_and(|n| n >= KEYS);
+            if ready.contains(" 200 ") && all_owned {
+                break scraped;
+            }
+        }
+        assert!(Instant::now() < deadline, "the replica never became ready");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    };
+    for series in [
+        "rein_shard_member{ring=\"probed\",shard=\"solo\"} 1",
+        "rein_shard_ring_members{ring=\"probed\"} 1",
+        "rein_shard_assignments_total{ring=\"probed\",kind=\"ConfigMap\"}",
+    ] {
+        assert!(
+            metrics.contains(series),
+            "{series} missing from:\n{metrics}"
+        );
+    }
+    stop.cancel();
+    running.await.expect("manager task").expect("manager");
+    assert!(
+        !mgr.sharding().expect("sharding").is_member(),
+        "a stopped replica left the ring"
+    );
+}
