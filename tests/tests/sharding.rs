@@ -22,6 +22,8 @@ use rein::manager::leaderelection::LeaderElectionConfig;
 use rein::manager::sharding::ShardingOptions;
 use rein::manager::{Error as ManagerError, Manager, Options};
 use rein_testenv::TestEnv;
+use tokio::net::{TcpListener, TcpStream};
+use tokio::sync::watch;
 use tokio_util::sync::CancellationToken;
 
 const NS: &str = "default";
@@ -162,6 +164,11 @@ struct Replica {
 
 impl Replica {
     fn start(env: &TestEnv, id: &str, recorder: &Recorder) -> Replica {
+        Replica::start_with(env.config(), id, recorder)
+    }
+
+    /// A replica talking to the server through `config` (a proxy's, to partition it).
+    fn start_with(config: kube_client::Config, id: &str, recorder: &Recorder) -> Replica {
         let runtime = tokio::runtime::Builder::new_multi_thread()
             .worker_threads(1)
             .enable_all()
@@ -169,7 +176,7 @@ impl Replica {
             .expect("replica runtime");
         let stop = CancellationToken::new();
         let done = runtime.spawn(supervise(
-            env.config(),
+            config,
             id.to_owned(),
             recorder.clone(),
             stop.clone(),
@@ -632,5 +639,106 @@ async fn readiness_and_metrics_reflect_the_ring() {
     assert!(
         !mgr.sharding().expect("sharding").is_member(),
         "a stopped replica left the ring"
+    );
+}
+
+// ---------------------------------------------------------------------------------------------
+// A network partition for one replica.
+
+/// A TCP proxy in front of the API server. `cut` turns it into a black hole (open connections
+/// and new ones hang silently, as in a network partition); `heal` drops the held connections
+/// and forwards again.
+struct Proxy {
+    addr: std::net::SocketAddr,
+    cut: watch::Sender<bool>,
+    accept: tokio::task::JoinHandle<()>,
+}
+
+impl Proxy {
+    async fn start(env: &TestEnv) -> Proxy {
+        let upstream: std::net::SocketAddr = env
+            .base_url()
+            .trim_start_matches("http://")
+            .parse()
+            .expect("testenv serves plain HTTP on an IP address");
+        let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind proxy");
+        let addr = listener.local_addr().expect("proxy address");
+        let cut = watch::Sender::new(false);
+        let cut_rx = cut.subscribe();
+        let accept = tokio::spawn(async move {
+            while let Ok((conn, _)) = listener.accept().await {
+                tokio::spawn(forward(conn, upstream, cut_rx.clone()));
+            }
+        });
+        Proxy { addr, cut, accept }
+    }
+
+    fn config(&self, env: &TestEnv) -> kube_client::Config {
+        let mut config = env.config();
+        config.cluster_url = format!("http://{}", self.addr).parse().expect("proxy url");
+        config
+    }
+}
+
+impl Drop for Proxy {
+    fn drop(&mut self) {
+        self.accept.abort();
+        self.cut.send_replace(false);
+    }
+}
+
+async fn forward(
+    mut conn: TcpStream,
+    upstream: std::net::SocketAddr,
+    mut cut: watch::Receiver<bool>,
+) {
+    if !*cut.borrow_and_update() {
+        let Ok(mut server) = TcpStream::connect(upstream).await else {
+            return;
+        };
+        tokio::select! {
+            _ = tokio::io::copy_bidirectional(&mut conn, &mut server) => return,
+            _ = cut.wait_for(|cut| *cut) => {}
+        }
+    }
+    // Partitioned: hold the connection without a word until healed, then drop it.
+    let _ = cut.wait_for(|cut| !*cut).await;
+}
+
+/// One replica is cut off from the API server for twice the Lease duration. Its cache keeps
+/// its keys and its reconciler needs no server, so only the renew deadline stops it: it must
+/// stop before the others take its keys over (no overlap), its keys must move to the others,
+/// and once healed it rejoins and gets its share back.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_partitioned_replica_stops_before_its_keys_move() {
+    let env = TestEnv::start().await.expect("testenv");
+    create_objects(&env).await;
+    let recorder = Recorder::default();
+    let proxy = Proxy::start(&env).await;
+    let replicas = vec![
+        Replica::start(&env, "p0", &recorder),
+        Replica::start_with(proxy.config(&env), "p1", &recorder),
+        Replica::start(&env, "p2", &recorder),
+    ];
+    wait_balanced(&env, &recorder, &["p0", "p1", "p2"], "before the partition").await;
+
+    proxy.cut.send_replace(true);
+    let counts = wait_balanced(&env, &recorder, &["p0", "p2"], "p1 partitioned").await;
+    assert_spread(&counts, "p1 partitioned");
+    proxy.cut.send_replace(false);
+    let counts = wait_balanced(&env, &recorder, &["p0", "p1", "p2"], "p1 healed").await;
+    assert_spread(&counts, "p1 healed");
+
+    let longest = recorder.check(LEASE_DURATION + HANDOVER_ALLOWANCE + REQUEUE);
+    println!("longest gap between reconciles of one key: {longest:?}");
+    let mut restarts = Vec::new();
+    for replica in replicas {
+        let id = replica.id.clone();
+        restarts.push((id, replica.stop().await));
+    }
+    println!("restarts: {restarts:?}");
+    assert!(
+        restarts.iter().any(|(id, n)| id == "p1" && *n >= 1),
+        "p1 must have lost its lease: {restarts:?}"
     );
 }
