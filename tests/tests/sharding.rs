@@ -10,7 +10,6 @@
 //! deadlines, and timings are only bounded with generous allowances.
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use k8s_openapi::api::core::v1::{ConfigMap, Secret};
@@ -18,280 +17,23 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ObjectMeta, OwnerReference}
 use kube_client::Api;
 use kube_client::api::{ListParams, PostParams};
 use rein::controller::{Action, Context, ControllerManagedBy, ControllerOptions, Request};
-use rein::manager::leaderelection::LeaderElectionConfig;
 use rein::manager::sharding::ShardingOptions;
-use rein::manager::{Error as ManagerError, Manager, Options};
+use rein::manager::{Manager, Options};
 use rein_testenv::TestEnv;
+use rein_tests::sharded::{
+    DRAIN_LABEL, LEASE_DURATION, NS, REQUEUE, Recorder, Replica, SHARD_LABEL, Work, lease,
+};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::watch;
 use tokio_util::sync::CancellationToken;
 
-const NS: &str = "default";
-const RING: &str = "cms";
-const SHARD_LABEL: &str = "shard.rein.dev/cms";
-const DRAIN_LABEL: &str = "drain.shard.rein.dev/cms";
 /// How many ConfigMaps the ring shares.
 const KEYS: usize = 60;
-/// The Lease duration of [`lease`].
-const LEASE_DURATION: Duration = Duration::from_secs(2);
-/// Every reconcile asks to come back after this long.
-const REQUEUE: Duration = Duration::from_millis(300);
 /// The hand-over allowance on top of the Lease duration: coordinator passes, watch delivery
 /// and a loaded machine.
 const HANDOVER_ALLOWANCE: Duration = Duration::from_secs(8);
 /// How long any awaited condition may take.
 const PATIENCE: Duration = Duration::from_secs(60);
-
-/// 2 s lease, 1 s renew deadline, 200 ms retry period.
-fn lease() -> LeaderElectionConfig {
-    LeaderElectionConfig {
-        lease_duration: LEASE_DURATION,
-        renew_deadline: Duration::from_secs(1),
-        retry_period: Duration::from_millis(200),
-        ..LeaderElectionConfig::default()
-    }
-}
-
-// ---------------------------------------------------------------------------------------------
-// The recorder.
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Step {
-    Start,
-    Finish,
-}
-
-/// One reconcile step: replica, key, step, when.
-type Event = (String, String, Step, Instant);
-
-#[derive(Debug, Clone, Default)]
-struct Recorder {
-    events: Arc<Mutex<Vec<Event>>>,
-}
-
-impl Recorder {
-    fn record(&self, replica: &str, key: &str, step: Step) {
-        self.events.lock().expect("recorder").push((
-            replica.to_owned(),
-            key.to_owned(),
-            step,
-            Instant::now(),
-        ));
-    }
-
-    /// Whether `replica` started a reconcile of `key` since `since`.
-    fn reconciled_since(&self, replica: &str, key: &str, since: Instant) -> bool {
-        self.events
-            .lock()
-            .expect("recorder")
-            .iter()
-            .any(|(r, k, step, at)| {
-                r == replica && k == key && *step == Step::Start && *at >= since
-            })
-    }
-
-    /// The reconcile intervals per key: (replica, start, end); a reconcile that never
-    /// finished (its replica was killed) ends now.
-    fn intervals(&self) -> BTreeMap<String, Vec<(String, Instant, Instant)>> {
-        let events = self.events.lock().expect("recorder").clone();
-        let mut open: BTreeMap<(String, String), Vec<Instant>> = BTreeMap::new();
-        let mut out: BTreeMap<String, Vec<(String, Instant, Instant)>> = BTreeMap::new();
-        for (replica, key, step, at) in events {
-            let slot = open.entry((replica.clone(), key.clone())).or_default();
-            match step {
-                Step::Start => slot.push(at),
-                Step::Finish => {
-                    if let Some(start) = slot.pop() {
-                        out.entry(key).or_default().push((replica, start, at));
-                    }
-                }
-            }
-        }
-        let now = Instant::now();
-        for ((replica, key), starts) in open {
-            for start in starts {
-                out.entry(key.clone())
-                    .or_default()
-                    .push((replica.clone(), start, now));
-            }
-        }
-        for list in out.values_mut() {
-            list.sort_by_key(|(_, start, _)| *start);
-        }
-        out
-    }
-
-    /// No key reconciled by two replicas at once; no key unreconciled for longer than
-    /// `max_gap`. Returns the longest gap seen.
-    fn check(&self, max_gap: Duration) -> Duration {
-        let mut longest = Duration::ZERO;
-        for (key, list) in self.intervals() {
-            for (i, (ra, _, ea)) in list.iter().enumerate() {
-                for (rb, sb, _) in &list[i + 1..] {
-                    if ra != rb {
-                        assert!(
-                            sb >= ea,
-                            "{key} reconciled by {ra} and {rb} at once ({:?} overlap)",
-                            *ea - *sb
-                        );
-                    }
-                }
-            }
-            for pair in list.windows(2) {
-                let gap = pair[1].1.saturating_duration_since(pair[0].2);
-                longest = longest.max(gap);
-                assert!(
-                    gap <= max_gap,
-                    "{key} went unreconciled for {gap:?} (between {} and {}), more than {max_gap:?}",
-                    pair[0].0,
-                    pair[1].0
-                );
-            }
-        }
-        longest
-    }
-}
-
-// ---------------------------------------------------------------------------------------------
-// A replica: a manager on its own runtime, restarted (like a Pod) when it loses its Lease.
-
-struct Replica {
-    id: String,
-    runtime: Option<tokio::runtime::Runtime>,
-    stop: CancellationToken,
-    done: Option<tokio::task::JoinHandle<u32>>,
-}
-
-impl Replica {
-    fn start(env: &TestEnv, id: &str, recorder: &Recorder) -> Replica {
-        Replica::start_with(env.config(), id, recorder)
-    }
-
-    /// A replica talking to the server through `config` (a proxy's, to partition it).
-    fn start_with(config: kube_client::Config, id: &str, recorder: &Recorder) -> Replica {
-        let runtime = tokio::runtime::Builder::new_multi_thread()
-            .worker_threads(1)
-            .enable_all()
-            .build()
-            .expect("replica runtime");
-        let stop = CancellationToken::new();
-        let done = runtime.spawn(supervise(
-            config,
-            id.to_owned(),
-            recorder.clone(),
-            stop.clone(),
-        ));
-        Replica {
-            id: id.to_owned(),
-            runtime: Some(runtime),
-            stop,
-            done: Some(done),
-        }
-    }
-
-    /// A graceful stop; returns how many times the replica had to restart.
-    async fn stop(mut self) -> u32 {
-        self.stop.cancel();
-        let restarts = match self.done.take() {
-            Some(done) => done.await.expect("replica supervisor"),
-            None => 0,
-        };
-        if let Some(runtime) = self.runtime.take() {
-            runtime.shutdown_background();
-        }
-        restarts
-    }
-
-    /// Kills the replica: every task it had is dropped, its Leases are left to expire.
-    fn kill(mut self) {
-        if let Some(runtime) = self.runtime.take() {
-            runtime.shutdown_background();
-        }
-    }
-}
-
-impl Drop for Replica {
-    fn drop(&mut self) {
-        if let Some(runtime) = self.runtime.take() {
-            runtime.shutdown_background();
-        }
-    }
-}
-
-/// Runs manager after manager until stopped; returns the number of restarts.
-async fn supervise(
-    config: kube_client::Config,
-    id: String,
-    recorder: Recorder,
-    stop: CancellationToken,
-) -> u32 {
-    let mut restarts = 0;
-    loop {
-        let mgr = build_manager(config.clone(), &id, &recorder)
-            .await
-            .expect("building a replica's manager");
-        match mgr.start(stop.clone()).await {
-            Ok(()) if stop.is_cancelled() => return restarts,
-            Ok(()) => {}
-            Err(ManagerError::ShardLeaseLost) => {}
-            Err(err) => panic!("replica {id} failed: {err}"),
-        }
-        if stop.is_cancelled() {
-            return restarts;
-        }
-        restarts += 1;
-    }
-}
-
-async fn build_manager(
-    config: kube_client::Config,
-    id: &str,
-    recorder: &Recorder,
-) -> Result<Manager, Box<dyn std::error::Error + Send + Sync>> {
-    let sharding = ShardingOptions::new(RING)
-        .namespace(NS)
-        .shard_id(id)
-        .lease(lease())
-        .kind::<ConfigMap>()
-        .following_owner::<Secret>();
-    let options = Options::default()
-        .sharding(sharding)
-        .graceful_shutdown_timeout(Some(Duration::from_secs(10)));
-    let mgr = Manager::builder(config).options(options).build().await?;
-    let (replica, recorder) = (id.to_owned(), recorder.clone());
-    let reconciler = rein::controller::reconciler_fn(move |_ctx: Context, req: Request| {
-        let (replica, recorder) = (replica.clone(), recorder.clone());
-        async move {
-            let key = req.to_string();
-            recorder.record(&replica, &key, Step::Start);
-            // Some work; the finish is recorded even if the reconcile is dropped mid-way.
-            let _finish = Finish(&recorder, &replica, &key);
-            tokio::time::sleep(Duration::from_millis(20)).await;
-            Ok::<_, std::convert::Infallible>(Action::requeue_after(REQUEUE))
-        }
-    });
-    ControllerManagedBy::new(&mgr)
-        .for_::<ConfigMap>()
-        .owns::<Secret>()
-        .named(format!("configmaps-{id}"))
-        .with_options(ControllerOptions {
-            need_leader_election: false,
-            skip_name_validation: true,
-            max_concurrent_reconciles: 4,
-            ..ControllerOptions::default()
-        })
-        .complete(mgr.sharded::<ConfigMap, _>(reconciler)?)?;
-    Ok(mgr)
-}
-
-/// Records the finish of a reconcile when dropped (also when the reconcile is aborted).
-struct Finish<'a>(&'a Recorder, &'a str, &'a str);
-
-impl Drop for Finish<'_> {
-    fn drop(&mut self) {
-        self.0.record(self.1, self.2, Step::Finish);
-    }
-}
 
 // ---------------------------------------------------------------------------------------------
 // The server's view.
@@ -488,12 +230,12 @@ async fn replicas_join_leave_and_die_without_overlap() {
 
     let mut replicas: BTreeMap<&str, Replica> = ["r0", "r1", "r2"]
         .into_iter()
-        .map(|id| (id, Replica::start(&env, id, &recorder)))
+        .map(|id| (id, Replica::start(&env, id, &recorder, Work::Sleep)))
         .collect();
     let counts = wait_balanced(&env, &recorder, &["r0", "r1", "r2"], "three replicas").await;
     assert_spread(&counts, "three replicas");
 
-    replicas.insert("r3", Replica::start(&env, "r3", &recorder));
+    replicas.insert("r3", Replica::start(&env, "r3", &recorder, Work::Sleep));
     let counts = wait_balanced(&env, &recorder, &["r0", "r1", "r2", "r3"], "r3 joined").await;
     assert_spread(&counts, "r3 joined");
 
@@ -506,7 +248,9 @@ async fn replicas_join_leave_and_die_without_overlap() {
     let counts = wait_balanced(&env, &recorder, &["r0", "r3"], "r2 killed").await;
     assert_spread(&counts, "r2 killed");
 
-    let longest = recorder.check(LEASE_DURATION + HANDOVER_ALLOWANCE + REQUEUE);
+    let longest = recorder
+        .check(LEASE_DURATION + HANDOVER_ALLOWANCE + REQUEUE)
+        .unwrap_or_else(|problem| panic!("{problem}"));
     println!("longest gap between reconciles of one key: {longest:?}");
     for (_, replica) in replicas {
         replica.stop().await;
@@ -523,7 +267,7 @@ async fn losing_the_api_server_rebalances_without_overlap() {
     let recorder = Recorder::default();
     let replicas: Vec<Replica> = ["a", "b", "c"]
         .into_iter()
-        .map(|id| Replica::start(&env, id, &recorder))
+        .map(|id| Replica::start(&env, id, &recorder, Work::Sleep))
         .collect();
     wait_balanced(&env, &recorder, &["a", "b", "c"], "before the outage").await;
 
@@ -535,8 +279,9 @@ async fn losing_the_api_server_rebalances_without_overlap() {
     let counts = wait_balanced(&env, &recorder, &["a", "b", "c"], "after the outage").await;
     assert_spread(&counts, "after the outage");
     // Unreconciled for the outage itself, plus the Lease and the hand-over.
-    let longest =
-        recorder.check(Duration::from_secs(3) + LEASE_DURATION + HANDOVER_ALLOWANCE + REQUEUE);
+    let longest = recorder
+        .check(Duration::from_secs(3) + LEASE_DURATION + HANDOVER_ALLOWANCE + REQUEUE)
+        .unwrap_or_else(|problem| panic!("{problem}"));
     println!("longest gap between reconciles of one key: {longest:?}");
     let mut restarts = 0;
     for replica in replicas {
@@ -716,9 +461,9 @@ async fn a_partitioned_replica_stops_before_its_keys_move() {
     let recorder = Recorder::default();
     let proxy = Proxy::start(&env).await;
     let replicas = vec![
-        Replica::start(&env, "p0", &recorder),
-        Replica::start_with(proxy.config(&env), "p1", &recorder),
-        Replica::start(&env, "p2", &recorder),
+        Replica::start(&env, "p0", &recorder, Work::Sleep),
+        Replica::start_with(proxy.config(&env), "p1", &recorder, Work::Sleep),
+        Replica::start(&env, "p2", &recorder, Work::Sleep),
     ];
     wait_balanced(&env, &recorder, &["p0", "p1", "p2"], "before the partition").await;
 
@@ -729,7 +474,9 @@ async fn a_partitioned_replica_stops_before_its_keys_move() {
     let counts = wait_balanced(&env, &recorder, &["p0", "p1", "p2"], "p1 healed").await;
     assert_spread(&counts, "p1 healed");
 
-    let longest = recorder.check(LEASE_DURATION + HANDOVER_ALLOWANCE + REQUEUE);
+    let longest = recorder
+        .check(LEASE_DURATION + HANDOVER_ALLOWANCE + REQUEUE)
+        .unwrap_or_else(|problem| panic!("{problem}"));
     println!("longest gap between reconciles of one key: {longest:?}");
     let mut restarts = Vec::new();
     for replica in replicas {
@@ -741,4 +488,15 @@ async fn a_partitioned_replica_stops_before_its_keys_move() {
         restarts.iter().any(|(id, n)| id == "p1" && *n >= 1),
         "p1 must have lost its lease: {restarts:?}"
     );
+}
+
+/// The sharded soak's short run: replicas killed, stopped and replaced and the API server held
+/// while ConfigMaps churn; everything converges, without overlap.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sharded_soak_short() {
+    let config = rein_tests::sharded::soak::ShardedSoakConfig::short(7);
+    match rein_tests::sharded::soak::run(&config).await {
+        Ok(report) => println!("{report}"),
+        Err(problem) => panic!("sharded soak failed: {problem}"),
+    }
 }
