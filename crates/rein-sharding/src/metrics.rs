@@ -146,6 +146,14 @@ impl ShardMetrics {
         }
     }
 
+    /// Starts counting a kind's owned keys afresh (a replica's informer replays its objects).
+    pub(crate) fn reset_keys_owned(&self, kind: &str) {
+        families()
+            .keys_owned
+            .get_or_create(&self.kind_labels(kind))
+            .set(0);
+    }
+
     pub(crate) fn keys_owned(&self, kind: &str, delta: i64) {
         families()
             .keys_owned

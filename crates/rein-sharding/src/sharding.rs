@@ -176,6 +176,7 @@ impl Sharding {
             let Some(shard) = self.inner.kinds.get(&kind.gvk()).cloned() else {
                 continue;
             };
+            self.inner.metrics.reset_keys_owned(&shard.kind);
             let sharding = self.clone();
             kind.ops
                 .watch(

@@ -54,6 +54,9 @@ pub(crate) struct Term {
     observed: HashMap<String, Observed>,
     /// When each object in hand-over was asked to drain, by kind and key.
     draining_since: HashMap<(String, String), Instant>,
+    /// The resourceVersion each object was last written from, by kind and key: until the
+    /// cache shows a newer version, the object is not decided on again.
+    written: HashMap<(String, String), String>,
 }
 
 impl Term {
@@ -64,6 +67,7 @@ impl Term {
             metrics,
             observed: HashMap::new(),
             draining_since: HashMap::new(),
+            written: HashMap::new(),
         }
     }
 
@@ -146,7 +150,11 @@ impl Term {
     fn live_shards(&mut self, leases: &[Arc<Lease>], now: Instant) -> Vec<String> {
         let mut live = Vec::new();
         let mut present = Vec::new();
+        let namespace = self.shared.options.lease_namespace();
         for lease in leases {
+            if lease.metadata.namespace.as_deref() != Some(namespace) {
+                continue;
+            }
             let Some(name) = lease.metadata.name.clone() else {
                 continue;
             };
@@ -274,6 +282,11 @@ impl Term {
         for (kind, list) in &objects {
             let kind_name = kind.gvk().kind.clone();
             for obj in list {
+                let id = (kind_name.clone(), obj.key.to_string());
+                if self.written.get(&id) == Some(&obj.resource_version) {
+                    // Our write from this version succeeded; the cache has not caught up.
+                    continue;
+                }
                 let hash_key = format!("{}/{}/{}", kind.gvk().group, kind_name, obj.key);
                 let decision = if kind.follows_owner {
                     ring.decide_follower(obj, &hash_key, &owners)
@@ -301,6 +314,8 @@ impl Term {
                 continue;
             }
             let id = (kind_name.clone(), obj.key.to_string());
+            self.written
+                .insert(id.clone(), obj.resource_version.clone());
             match &decision {
                 Decision::Assign(to) => {
                     self.metrics.assigned(&kind_name);
@@ -324,6 +339,15 @@ impl Term {
         }
         self.draining_since
             .retain(|_, since| now.duration_since(*since) < Duration::from_secs(3600));
+        // Forget versions the cache has moved past (or objects that are gone).
+        let current: std::collections::HashSet<(String, String)> = objects
+            .iter()
+            .flat_map(|(kind, list)| {
+                list.iter()
+                    .map(move |o| (kind.gvk().kind.clone(), o.key.to_string()))
+            })
+            .collect();
+        self.written.retain(|id, _| current.contains(id));
     }
 }
 
