@@ -170,7 +170,7 @@ fn main() {
                 API_LATENCY.as_millis()
             );
             println!(
-                "BENCH|sharding|cached_objects_per_replica_{replicas}_replicas|{objects:.0}|objects|mean over replicas, of {OBJECTS} (+ the namespace's own ConfigMaps)"
+                "BENCH|sharding|cached_objects_per_replica_{replicas}_replicas|{objects:.0}|objects|mean over replicas, of {OBJECTS}"
             );
             println!(
                 "BENCH|sharding|cached_kib_per_replica_{replicas}_replicas|{kib:.0}|KiB|mean JSON size of the cached ConfigMaps ({PAYLOAD} B of data each)"
