@@ -4,6 +4,8 @@
 //! the drain handshake, objects of dead shards directly, followers to their owner's shard.
 
 mod plan;
+#[cfg(test)]
+mod tests;
 
 use std::collections::HashMap;
 use std::sync::Arc;
