@@ -500,3 +500,78 @@ async fn sharded_soak_short() {
         Err(problem) => panic!("sharded soak failed: {problem}"),
     }
 }
+
+/// The labels of ConfigMap `name`.
+async fn labels_of(env: &TestEnv, name: &str) -> BTreeMap<String, String> {
+    let api: Api<ConfigMap> = Api::namespaced(env.client(), NS);
+    let cm = api.get(name).await.expect("get configmap");
+    cm.metadata.labels.unwrap_or_default()
+}
+
+/// The drain handshake: a key that moves while its old shard reconciles it stays with the old
+/// shard (drain label set, no new owner) for as long as that reconcile runs, and goes to the
+/// new shard only after it finished.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_moving_key_waits_for_the_reconcile_in_flight() {
+    use rein::manager::sharding::{assign, hash_key};
+
+    let env = TestEnv::start().await.expect("testenv");
+    create_objects(&env).await;
+    let recorder = Recorder::default();
+    // A key that moves from "a" to "b" when b joins.
+    let gvk = rein::client::GroupVersionKind::new("", "v1", "ConfigMap");
+    let name = (0..KEYS)
+        .map(|i| format!("cm-{i}"))
+        .find(|n| {
+            let key = rein::client::ObjectKey::new(NS, n.as_str());
+            assign(&hash_key(&gvk, &key), ["a", "b"]) == Some("b")
+        })
+        .expect("some key moves to b");
+    let key = format!("{NS}/{name}");
+
+    let (open, gate) = watch::channel(true);
+    let a = Replica::start(
+        &env,
+        "a",
+        &recorder,
+        Work::Gated {
+            key: key.clone(),
+            open: gate,
+        },
+    );
+    wait_balanced(&env, &recorder, &["a"], "a alone").await;
+    // Hold a's next reconcile of the key in flight.
+    open.send_replace(false);
+    let deadline = Instant::now() + PATIENCE;
+    while !recorder.in_flight("a", &key) {
+        assert!(Instant::now() < deadline, "a never reconciled {key} again");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+
+    let b = Replica::start(&env, "b", &recorder, Work::Sleep);
+    // The coordinator asks a to drain the key ...
+    let deadline = Instant::now() + PATIENCE;
+    while !labels_of(&env, &name).await.contains_key(DRAIN_LABEL) {
+        assert!(Instant::now() < deadline, "{key} was never asked to drain");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    // ... and while a's reconcile runs, the key stays a's: over many coordinator passes
+    // (retry period 200 ms), neither a nor the coordinator lets go of it.
+    for _ in 0..15 {
+        let labels = labels_of(&env, &name).await;
+        assert_eq!(labels.get(SHARD_LABEL).map(String::as_str), Some("a"));
+        assert!(labels.contains_key(DRAIN_LABEL));
+        assert!(recorder.in_flight("a", &key));
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    open.send_replace(true);
+    let counts = wait_balanced(&env, &recorder, &["a", "b"], "after the hand-over").await;
+    assert_spread(&counts, "after the hand-over");
+    let labels = labels_of(&env, &name).await;
+    assert_eq!(labels.get(SHARD_LABEL).map(String::as_str), Some("b"));
+    recorder
+        .check(LEASE_DURATION + HANDOVER_ALLOWANCE + REQUEUE + Duration::from_secs(3))
+        .unwrap_or_else(|problem| panic!("{problem}"));
+    a.stop().await;
+    b.stop().await;
+}

@@ -87,6 +87,6 @@ mod sharding;
 pub use error::Error;
 pub use kind::ShardedKind;
 pub use options::{LABEL_DOMAIN, LEASE_RING_LABEL, LEASE_SHARD_LABEL, ShardingOptions};
-pub use ring::assign;
+pub use ring::{assign, hash_key};
 pub use shard::ShardedReconciler;
 pub use sharding::Sharding;

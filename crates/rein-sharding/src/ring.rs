@@ -4,6 +4,15 @@
 //! one of N shards moves only the keys that shard wins or held, about 1/N of them, and every
 //! coordinator computes the same answer from the same set of shards.
 
+use rein_scheme::{GroupVersionKind, ObjectKey};
+
+/// The string an object of kind `gvk` is hashed by: `<group>/<kind>/<namespace>/<name>`
+/// (`<group>/<kind>/<name>` for cluster-scoped objects). With [`assign`] it tells which shard
+/// the coordinator will pick for an object.
+pub fn hash_key(gvk: &GroupVersionKind, key: &ObjectKey) -> String {
+    format!("{}/{}/{key}", gvk.group, gvk.kind)
+}
+
 /// The shard that owns `key` among `shards`, or `None` if there is none. Ties (which a 64-bit
 /// hash makes vanishingly rare) go to the smaller shard id, so the answer never depends on
 /// the order of `shards`.

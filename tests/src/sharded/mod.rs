@@ -33,12 +33,20 @@ pub const REQUEUE: Duration = Duration::from_millis(300);
 pub const MIRROR_ANNOTATION: &str = "sharded.rein.dev/mirror";
 
 /// What a replica's reconciler does besides recording.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone)]
 pub enum Work {
     /// Waits 20 ms: work that needs no API server.
     Sleep,
     /// Copies the ConfigMap's `data.value` into an annotation (a write when they differ).
     Mirror,
+    /// As `Sleep`, but a reconcile of `key` (`namespace/name`) first waits while `open` says
+    /// false: holds one reconcile in flight for as long as a test wants.
+    Gated {
+        /// The key held.
+        key: String,
+        /// Whether reconciles of `key` may proceed.
+        open: tokio::sync::watch::Receiver<bool>,
+    },
 }
 
 /// 2 s lease, 1 s renew deadline, 200 ms retry period.
@@ -81,6 +89,18 @@ impl Recorder {
             step,
             Instant::now(),
         ));
+    }
+
+    /// Whether `replica` has a reconcile of `key` in flight (started, not finished).
+    pub fn in_flight(&self, replica: &str, key: &str) -> bool {
+        let events = self.events.lock().expect("recorder");
+        let mut open = 0i64;
+        for (r, k, step, _) in events.iter() {
+            if r == replica && k == key {
+                open += if *step == Step::Start { 1 } else { -1 };
+            }
+        }
+        open > 0
     }
 
     /// Whether `replica` started a reconcile of `key` since `since`.
@@ -241,7 +261,7 @@ async fn supervise(
 ) -> u32 {
     let mut restarts = 0;
     loop {
-        let mgr = build_manager(config.clone(), &id, &recorder, work)
+        let mgr = build_manager(config.clone(), &id, &recorder, work.clone())
             .await
             .expect("building a replica's manager");
         match mgr.start(stop.clone()).await {
@@ -275,15 +295,26 @@ async fn build_manager(
     let mgr = Manager::builder(config).options(options).build().await?;
     let (replica, recorder, client) = (id.to_owned(), recorder.clone(), mgr.client());
     let reconciler = rein::controller::reconciler_fn(move |_ctx: Context, req: Request| {
-        let (replica, recorder, client) = (replica.clone(), recorder.clone(), client.clone());
+        let (replica, recorder, client, work) = (
+            replica.clone(),
+            recorder.clone(),
+            client.clone(),
+            work.clone(),
+        );
         async move {
             let key = req.to_string();
             recorder.record(&replica, &key, Step::Start);
             // Some work; the finish is recorded even if the reconcile is dropped mid-way.
             let _finish = Finish(&recorder, &replica, &key);
-            match work {
+            match &work {
                 Work::Sleep => tokio::time::sleep(Duration::from_millis(20)).await,
                 Work::Mirror => mirror(&client, &req).await?,
+                Work::Gated { key: held, open } => {
+                    if *held == key {
+                        let _ = open.clone().wait_for(|open| *open).await;
+                    }
+                    tokio::time::sleep(Duration::from_millis(20)).await;
+                }
             }
             Ok::<_, rein::client::Error>(Action::requeue_after(REQUEUE))
         }

@@ -25,6 +25,7 @@ use tokio_util::sync::CancellationToken;
 use crate::kind::{Change, ObjMeta, dynamic_api};
 use crate::metrics::RingMetrics;
 use crate::options::{LEASE_RING_LABEL, LEASE_SHARD_LABEL};
+use crate::ring;
 use crate::sharding::Shared;
 use crate::{Error, ShardedKind};
 use plan::{Decision, Ring};
@@ -289,7 +290,7 @@ impl Term {
                     // Our write from this version succeeded; the cache has not caught up.
                     continue;
                 }
-                let hash_key = format!("{}/{}/{}", kind.gvk().group, kind_name, obj.key);
+                let hash_key = ring::hash_key(&kind.gvk(), &obj.key);
                 let decision = if kind.follows_owner {
                     ring.decide_follower(obj, &hash_key, &owners)
                 } else {
