@@ -148,6 +148,15 @@ impl Recorder {
     /// No key reconciled by two replicas at once; no key unreconciled for longer than
     /// `max_gap`. Returns the longest gap seen.
     pub fn check(&self, max_gap: Duration) -> Result<Duration, String> {
+        self.check_by(|_, _| max_gap)
+    }
+
+    /// As [`Recorder::check`], with the longest gap allowed between two instants given by
+    /// `max_gap(from, to)` (a soak allows one bound per disruption within the gap).
+    pub fn check_by(
+        &self,
+        max_gap: impl Fn(Instant, Instant) -> Duration,
+    ) -> Result<Duration, String> {
         let mut longest = Duration::ZERO;
         for (key, list) in self.intervals() {
             for (i, (ra, _, ea)) in list.iter().enumerate() {
@@ -163,6 +172,7 @@ impl Recorder {
             for pair in list.windows(2) {
                 let gap = pair[1].1.saturating_duration_since(pair[0].2);
                 longest = longest.max(gap);
+                let max_gap = max_gap(pair[0].2, pair[1].1);
                 if gap > max_gap {
                     return Err(format!(
                         "{key} went unreconciled for {gap:?} (between {} and {}), more than {max_gap:?}",
