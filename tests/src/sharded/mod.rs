@@ -26,7 +26,7 @@ pub const SHARD_LABEL: &str = "shard.rein.dev/cms";
 /// The ring's drain label.
 pub const DRAIN_LABEL: &str = "drain.shard.rein.dev/cms";
 /// The Lease duration of [`lease`].
-pub const LEASE_DURATION: Duration = Duration::from_secs(2);
+pub const LEASE_DURATION: Duration = Duration::from_secs(3);
 /// Every reconcile asks to come back after this long.
 pub const REQUEUE: Duration = Duration::from_millis(300);
 /// The annotation [`Work::Mirror`] copies `data.value` into.
@@ -49,11 +49,11 @@ pub enum Work {
     },
 }
 
-/// 2 s lease, 1 s renew deadline, 200 ms retry period.
+/// 3 s lease, 2 s renew deadline, 200 ms retry period.
 pub fn lease() -> LeaderElectionConfig {
     LeaderElectionConfig {
         lease_duration: LEASE_DURATION,
-        renew_deadline: Duration::from_secs(1),
+        renew_deadline: Duration::from_secs(2),
         retry_period: Duration::from_millis(200),
         ..LeaderElectionConfig::default()
     }

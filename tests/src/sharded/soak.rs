@@ -25,7 +25,7 @@ use super::{
 };
 
 /// How long one API outage holds every request: longer than the renew deadline.
-const OUTAGE: Duration = Duration::from_millis(1500);
+const OUTAGE: Duration = Duration::from_millis(2500);
 /// The hand-over allowance on top of the Lease duration (coordinator passes, watch delivery,
 /// a loaded machine).
 const HANDOVER_ALLOWANCE: Duration = Duration::from_secs(8);
