@@ -10,12 +10,14 @@ use anyhow::Context as _;
 use crate::{cargo, project_root};
 
 const USAGE: &str = "\
-usage: cargo xtask soak [--minutes N] [--seed S] [--seeds N] [--rounds N]
+usage: cargo xtask soak [--minutes N] [--seed S] [--seeds N] [--rounds N] [--sharded]
 
   --minutes N  how long the writer and the chaos driver run, per seed (default 10)
   --seed S     the first seed (default 1)
   --seeds N    run N seeds, S, S+1, ..., one after another (default 1)
   --rounds N   run exactly N rounds instead of a time
+  --sharded    the sharded soak: replicas of a sharded manager killed, stopped and
+               replaced, the API server held, while ConfigMaps churn
 ";
 
 /// The soak binary's arguments, checked here so a typo fails before a release build.
@@ -25,6 +27,7 @@ struct SoakArgs {
     seed: Option<String>,
     seeds: Option<String>,
     rounds: Option<String>,
+    sharded: bool,
 }
 
 /// glibc's cap on malloc arenas (see [`run`]).
@@ -57,6 +60,9 @@ pub(crate) fn run(args: &[String]) -> anyhow::Result<()> {
     for seed in first..first + count {
         let mut cmd = Command::new(&exe);
         cmd.args(["--seed", &seed.to_string()]);
+        if parsed.sharded {
+            cmd.arg("--sharded");
+        }
         for (flag, value) in [("--minutes", &parsed.minutes), ("--rounds", &parsed.rounds)] {
             if let Some(value) = value {
                 cmd.args([flag, value]);
@@ -108,6 +114,10 @@ fn parse(args: &[String]) -> anyhow::Result<SoakArgs> {
     let mut parsed = SoakArgs::default();
     let mut it = args.iter();
     while let Some(flag) = it.next() {
+        if flag == "--sharded" {
+            parsed.sharded = true;
+            continue;
+        }
         let (name, inline) = match flag.split_once('=') {
             Some((n, v)) => (n, Some(v.to_owned())),
             None => (flag.as_str(), None),
@@ -152,6 +162,12 @@ mod tests {
         assert_eq!(parsed.seed.as_deref(), Some("9"));
         assert_eq!(parsed.seeds.as_deref(), Some("10"));
         assert_eq!(parsed.rounds, None);
+        assert!(!parsed.sharded);
+        assert!(
+            parse(&args(&["--sharded", "--rounds", "3"]))
+                .unwrap()
+                .sharded
+        );
     }
 
     #[test]

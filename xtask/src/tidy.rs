@@ -347,8 +347,9 @@ const LAYERS: &[(&str, u8)] = &[
     ("rein-webhook", 1),
     ("rein-client", 2),
     ("rein-controller", 3),
-    ("rein-manager", 4),
-    ("rein", 5),
+    ("rein-sharding", 4),
+    ("rein-manager", 5),
+    ("rein", 6),
 ];
 
 /// The embedded API server: it depends on no rein crate, and the library crates take it only

@@ -15,6 +15,8 @@
 //! - [`config`]: find a client config like `GetConfigOrDie` (`--kubeconfig`, `KUBECONFIG`,
 //!   in-cluster, `~/.kube/config`).
 //! - [`leaderelection`]: client-go's Lease-based leader election, usable on its own.
+//! - [`sharding`]: active-active sharding across replicas ([`Options::sharding`],
+//!   [`Manager::sharded`]).
 //! - [`signals`]: first SIGINT/SIGTERM stops gracefully, a second exits.
 //! - [`healthz`], [`metrics`], [`webhook`]: the probe, metrics and webhook servers the
 //!   manager starts when its options enable them (the webhook server serves admission handlers
@@ -53,6 +55,8 @@ pub mod signals;
 
 #[doc(inline)]
 pub use rein_leaderelection as leaderelection;
+#[doc(inline)]
+pub use rein_sharding as sharding;
 #[doc(inline)]
 pub use rein_webhook as webhook;
 

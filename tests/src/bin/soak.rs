@@ -6,6 +6,7 @@ use std::time::Duration;
 
 use cap::Cap;
 use clap::Parser;
+use rein_tests::sharded::{self, soak::ShardedSoakConfig};
 use rein_tests::soak::{self, Length, Placement, SoakConfig};
 
 /// glibc's malloc, counting the bytes allocated and not yet freed: the live heap, which the
@@ -41,6 +42,10 @@ struct Args {
     /// counts as the soak's).
     #[arg(long)]
     in_process_server: bool,
+    /// Run the sharded soak instead: replicas of a sharded manager killed, stopped and
+    /// replaced, and the API server held, while a writer churns ConfigMaps.
+    #[arg(long)]
+    sharded: bool,
     /// Be the API server's child process (the soak starts itself this way).
     #[arg(long, hide = true)]
     serve: bool,
@@ -53,6 +58,9 @@ fn main() -> anyhow::Result<ExitCode> {
         return Ok(ExitCode::SUCCESS);
     }
     let duration = Duration::from_secs_f64((args.minutes * 60.0).max(1.0));
+    if args.sharded {
+        return sharded(&args, duration);
+    }
     let mut config = if args.short {
         SoakConfig::short(args.seed)
     } else {
@@ -96,6 +104,40 @@ fn main() -> anyhow::Result<ExitCode> {
     } else {
         ExitCode::FAILURE
     })
+}
+
+/// The sharded soak (`--sharded`).
+fn sharded(args: &Args, duration: Duration) -> anyhow::Result<ExitCode> {
+    let mut config = if args.short {
+        ShardedSoakConfig::short(args.seed)
+    } else {
+        ShardedSoakConfig::long(args.seed, duration)
+    };
+    if let Some(rounds) = args.rounds {
+        config.rounds = rounds.max(1);
+    }
+    println!(
+        "soak: sharded, seed {}, {} rounds, {} replicas, churn {} per round",
+        config.seed, config.rounds, config.replicas, config.churn
+    );
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()?;
+    match runtime.block_on(sharded::soak::run(&config)) {
+        Ok(report) => {
+            println!("SOAK|{report}");
+            Ok(ExitCode::SUCCESS)
+        }
+        Err(problem) => {
+            println!("{problem}");
+            println!(
+                "SOAK|seed={}|sharded|error={}",
+                config.seed,
+                first_line(&problem)
+            );
+            Ok(ExitCode::FAILURE)
+        }
+    }
 }
 
 fn first_line(err: &dyn std::fmt::Display) -> String {

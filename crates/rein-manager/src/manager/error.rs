@@ -49,6 +49,20 @@ pub enum Error {
     /// This process lost the leader lease; the manager stopped (the process should exit).
     #[error("running the manager: leader election lost")]
     LeaderElectionLost,
+    /// Sharding is on but its Leases have no namespace and we are not in a cluster.
+    #[error("configuring sharding: not running in-cluster, please specify the Lease namespace")]
+    MissingShardingNamespace,
+    /// The sharding options are invalid, or sharding failed while running.
+    #[error("sharding")]
+    Sharding(#[source] crate::sharding::Error),
+    /// A sharded reconciler was asked for but [`Options::sharding`](super::Options::sharding)
+    /// is off.
+    #[error("wrapping a sharded reconciler: sharding is not enabled in the manager's options")]
+    ShardingDisabled,
+    /// This replica's shard Lease could not be renewed before its renew deadline: it left the
+    /// ring and the manager stopped (the process should exit, as on [`Error::LeaderElectionLost`]).
+    #[error("running the manager: shard lease lost")]
+    ShardLeaseLost,
     /// Some runnables did not stop within the graceful-shutdown timeout.
     #[error(
         "stopping the manager: failed waiting for all runnables to end within grace period of {0:?}"

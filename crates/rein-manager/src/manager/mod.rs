@@ -20,7 +20,7 @@ use rein_client::Client;
 use rein_client::cache::Cache;
 use rein_controller::BoxError;
 use rein_controller::recorder::{EventRecorder, RecorderOptions};
-use rein_controller::{ControllerHost, Runnable};
+use rein_controller::{ControllerHost, Reconciler, Runnable};
 use rein_scheme::Scheme;
 use tokio_util::sync::CancellationToken;
 
@@ -29,6 +29,7 @@ pub use options::{LeaderElectionOptions, Options};
 pub use runnable_fn::RunnableFn;
 
 use crate::healthz::{self, Checker, HealthProbes};
+use crate::sharding::{ShardedReconciler, Sharding};
 use crate::webhook::WebhookServer;
 use group::Group;
 
@@ -58,6 +59,7 @@ struct Inner {
     probes: HealthProbes,
     addresses: Mutex<Addresses>,
     webhook: Option<Arc<WebhookServer>>,
+    sharding: Option<Sharding>,
 }
 
 /// Where the servers listen, known once they are bound.
@@ -194,6 +196,29 @@ impl Manager {
         self.inner.addresses.lock().metrics
     }
 
+    /// This replica's part in the sharding ring, when [`Options::sharding`] turns it on.
+    pub fn sharding(&self) -> Option<&Sharding> {
+        self.inner.sharding.as_ref()
+    }
+
+    /// Wraps `reconciler` for the sharded kind `K` ([`Options::sharding`]): it reconciles
+    /// only the objects the ring assigned to this replica, only while this replica is a
+    /// member, and never an object being handed over. Give it to a controller for `K` whose
+    /// options say `need_leader_election: false` (every replica runs it).
+    pub fn sharded<K: rein_scheme::Object, R: Reconciler>(
+        &self,
+        reconciler: R,
+    ) -> Result<ShardedReconciler<K, R>, Error> {
+        let sharding = self
+            .inner
+            .sharding
+            .as_ref()
+            .ok_or(Error::ShardingDisabled)?;
+        sharding
+            .reconciler::<K, R>(self.cache(), reconciler)
+            .map_err(Error::Sharding)
+    }
+
     /// Whether the caches have synced since `start`.
     pub fn caches_synced(&self) -> bool {
         self.inner.caches_synced.load(Ordering::SeqCst)
@@ -296,7 +321,24 @@ impl ManagerBuilder {
             .scheme
             .clone()
             .unwrap_or_else(|| Arc::new(Scheme::with_builtins()));
-        let cache = Cache::new(kube.clone(), options.cache.clone());
+        let sharding = match &options.sharding {
+            Some(sharding_options) => {
+                let mut sharding_options = sharding_options.clone();
+                if sharding_options.namespace.is_none() {
+                    sharding_options.namespace = Some(
+                        crate::config::in_cluster_namespace()
+                            .ok_or(Error::MissingShardingNamespace)?,
+                    );
+                }
+                Some(Sharding::new(kube.clone(), sharding_options).map_err(Error::Sharding)?)
+            }
+            None => None,
+        };
+        let cache_options = match &sharding {
+            Some(sharding) => sharding.cache_options(options.cache.clone()),
+            None => options.cache.clone(),
+        };
+        let cache = Cache::new(kube.clone(), cache_options);
         let client = Client::builder(kube.clone())
             .scheme(scheme.clone())
             .cache(cache.clone())
@@ -320,6 +362,7 @@ impl ManagerBuilder {
                 probes: HealthProbes::new(),
                 addresses: Mutex::new(Addresses::default()),
                 webhook,
+                sharding,
             }),
         })
     }

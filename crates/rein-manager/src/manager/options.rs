@@ -14,6 +14,7 @@ use rein_scheme::Scheme;
 use crate::healthz::HealthProbeOptions;
 use crate::leaderelection::LeaderElectionConfig;
 use crate::metrics::MetricsServerOptions;
+use crate::sharding::ShardingOptions;
 use crate::webhook::WebhookServerOptions;
 
 /// How a manager is built (controller-runtime's `manager.Options`). Every field has a
@@ -57,6 +58,12 @@ pub struct Options {
     /// `Some(RateLimitConfig::default())`). A reconcile waiting for a token waits inside its
     /// request, within [`Options::request_timeouts`].
     pub rate_limit: Option<RateLimitConfig>,
+    /// Active-active sharding (default: off): this replica joins the ring, its cache holds
+    /// only the objects of the sharded kinds assigned to it, and controllers whose reconciler
+    /// is wrapped by [`Manager::sharded`](super::Manager::sharded) (and that set
+    /// `need_leader_election: false`) reconcile only those. Other controllers keep leader
+    /// election. The Lease namespace defaults to the Pod's.
+    pub sharding: Option<ShardingOptions>,
 }
 
 impl Default for Options {
@@ -73,6 +80,7 @@ impl Default for Options {
             request_timeouts: RequestTimeouts::default(),
             cache_sync_timeout: Some(Duration::from_secs(120)),
             rate_limit: None,
+            sharding: None,
         }
     }
 }
@@ -155,6 +163,12 @@ impl Options {
     /// Turns on the client-side limiter ([`Options::rate_limit`]).
     pub fn rate_limit(mut self, limits: RateLimitConfig) -> Self {
         self.rate_limit = Some(limits);
+        self
+    }
+
+    /// Turns sharding on ([`Options::sharding`]).
+    pub fn sharding(mut self, options: ShardingOptions) -> Self {
+        self.sharding = Some(options);
         self
     }
 

@@ -31,18 +31,21 @@ struct Internal {
     webhooks: Group,
     caches: Group,
     elector: Option<(CancellationToken, JoinHandle<()>)>,
+    sharding: Option<(CancellationToken, JoinHandle<()>)>,
 }
 
 impl Manager {
     /// Runs everything until `stop` is cancelled, a runnable fails, or leadership is lost.
     ///
     /// Order: the cache; the servers (health probes, metrics) and the webhook server;
-    /// waiting for the caches to sync; the runnables that need no leader election; then — at once, or after winning the
-    /// election — the leader-only runnables. Stopping is the reverse and graceful: each group
-    /// gets the rest of `graceful_shutdown_timeout`; stragglers are aborted. Order of stopping:
-    /// others, leader-only, caches, webhooks, servers, then the elector (which releases the
-    /// lease if configured to). Losing leadership
-    /// stops without grace and returns [`Error::LeaderElectionLost`]: exit the process then.
+    /// waiting for the caches to sync; with sharding, the ring (shard Lease, coordinator
+    /// election); the runnables that need no leader election; then — at once, or after winning
+    /// the election — the leader-only runnables. Stopping is the reverse and graceful: each
+    /// group gets the rest of `graceful_shutdown_timeout`; stragglers are aborted. Order of
+    /// stopping: others, leader-only, caches, webhooks, servers, then the elector and the ring
+    /// (which release their Leases if configured to; shard Leases always are). Losing
+    /// leadership or the shard Lease stops without grace and returns
+    /// [`Error::LeaderElectionLost`] or [`Error::ShardLeaseLost`]: exit the process then.
     pub async fn start(&self, stop: CancellationToken) -> Result<(), Error> {
         {
             let mut state = self.inner.state.lock();
@@ -57,9 +60,13 @@ impl Manager {
             webhooks: Group::new("webhooks"),
             caches: Group::new("caches"),
             elector: None,
+            sharding: None,
         };
         let outcome = self.run(&stop, &errors, &mut error_rx, &mut internal).await;
-        let lost = matches!(outcome, Err(Error::LeaderElectionLost));
+        let lost = matches!(
+            outcome,
+            Err(Error::LeaderElectionLost | Error::ShardLeaseLost)
+        );
         let timeout = if lost {
             Some(Duration::ZERO)
         } else {
@@ -139,14 +146,29 @@ impl Manager {
         self.inner.caches_synced.store(true, Ordering::SeqCst);
         tracing::debug!("caches synced");
 
-        // 3. Runnables every replica runs.
+        // 3. The ring (with sharding): this replica's shard Lease, the coordinator election
+        //    and the hand-over of drained objects. Sharded reconcilers wait for membership.
+        let (ring_tx, mut ring_rx) = mpsc::unbounded_channel();
+        if let Some(sharding) = self.inner.sharding.clone() {
+            let token = CancellationToken::new();
+            let task = tokio::spawn({
+                let (token, cache) = (token.clone(), self.cache());
+                async move {
+                    let result = sharding.run(cache, token).await;
+                    let _ = ring_tx.send(result);
+                }
+            });
+            internal.sharding = Some((token, task));
+        }
+
+        // 4. Runnables every replica runs.
         self.inner
             .state
             .lock()
             .others
             .start(CancellationToken::new(), errors.clone());
 
-        // 4. Leader-only runnables: now, or once elected.
+        // 5. Leader-only runnables: now, or once elected.
         let (leader_tx, mut leader_rx) = mpsc::unbounded_channel();
         match self.elector(leader_tx)? {
             None => self.start_leader_group(CancellationToken::new(), errors),
@@ -160,7 +182,7 @@ impl Manager {
             }
         }
 
-        // 5. Until stopped, failed or deposed.
+        // 6. Until stopped, failed, deposed or out of the ring.
         loop {
             tokio::select! {
                 _ = stop.cancelled() => return Ok(()),
@@ -169,6 +191,13 @@ impl Manager {
                     // Leader-only work stops the moment the elector's token fires.
                     LeaderEvent::Started(token) => self.start_leader_group(token.child_token(), errors),
                     LeaderEvent::Stopped => return Err(Error::LeaderElectionLost),
+                },
+                Some(result) = ring_rx.recv() => match result {
+                    Err(crate::sharding::Error::MembershipLost { .. }) => {
+                        return Err(Error::ShardLeaseLost)
+                    }
+                    Err(err) => return Err(Error::Sharding(err)),
+                    Ok(()) => {}
                 },
             }
         }
@@ -274,8 +303,12 @@ impl Manager {
                 outcome = Stopped::TimedOut;
             }
         }
-        // Only now give the lease up (release on cancel): leader-only work has stopped.
-        if let Some((token, task)) = internal.elector.take() {
+        // Only now give the leases up (release on cancel): leader-only and sharded work has
+        // stopped.
+        for (token, task) in [internal.elector.take(), internal.sharding.take()]
+            .into_iter()
+            .flatten()
+        {
             token.cancel();
             let _ = task.await;
         }
@@ -294,6 +327,13 @@ impl Manager {
             let check = synced_check("informer caches", move || synced.load(Ordering::SeqCst));
             if let Err(err) = self.inner.probes.add_readyz_check("cache-sync", check) {
                 tracing::debug!(error = %err, "not adding the cache-sync readiness check");
+            }
+            if let Some(sharding) = self.inner.sharding.clone() {
+                let what = format!("membership of ring {}", sharding.options().ring);
+                let check = synced_check(what, move || sharding.is_member());
+                if let Err(err) = self.inner.probes.add_readyz_check("shard", check) {
+                    tracing::debug!(error = %err, "not adding the shard readiness check");
+                }
             }
             let server = HealthProbeServer::bind(probe_options.clone(), self.inner.probes.clone())
                 .await

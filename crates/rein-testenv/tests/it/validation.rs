@@ -194,7 +194,10 @@ async fn times_are_stored_in_the_form_go_writes_them() {
     )
     .await;
     assert_eq!(lease.code, 201, "{}", lease.body);
-    assert_eq!(lease.body["spec"]["renewTime"], "2024-05-01T08:11:12.500000Z");
+    assert_eq!(
+        lease.body["spec"]["renewTime"],
+        "2024-05-01T08:11:12.500000Z"
+    );
     let event = post(
         &client,
         "/api/v1/namespaces/default/events",
