@@ -14,7 +14,7 @@ mod tests;
 use std::cmp::Reverse;
 use std::collections::{BTreeMap, HashMap};
 use std::fmt;
-use std::hash::{BuildHasher, RandomState};
+use std::hash::BuildHasher;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -25,7 +25,7 @@ pub use config::{AddOptions, PriorityQueueConfig};
 pub use snapshot::{ItemSnapshot, ItemState};
 
 use crate::getters::{Getters, Parked};
-use crate::key::{Hashed, Key, PassThrough};
+use crate::key::{Hashed, ItemHasher, Key, PassThrough};
 use crate::limiter::add_saturating;
 use crate::metrics::recorder::{ItemTimes, Recorder, UnfinishedWork, spawn_unfinished_work_loop};
 use crate::sync::{Closed, lock};
@@ -70,7 +70,7 @@ struct Shared<T> {
     metrics: Option<Recorder>,
     name: String,
     /// Hashes items before the lock is taken.
-    hasher: RandomState,
+    hasher: ItemHasher,
 }
 
 /// Where a snapshot lists an item: 0 ready (by priority, then insertion), 1 in flight (longest
@@ -148,7 +148,7 @@ impl<T: Item> PriorityQueue<T> {
             closed: Arc::new(Closed::default()),
             metrics,
             name: config.name,
-            hasher: RandomState::new(),
+            hasher: ItemHasher::default(),
         });
         if has_metrics {
             spawn_unfinished_work_loop(Arc::downgrade(&shared), shared.closed.clone());

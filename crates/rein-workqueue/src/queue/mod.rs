@@ -13,7 +13,7 @@ mod tests;
 use std::collections::hash_map::Entry as MapEntry;
 use std::collections::{HashMap, VecDeque};
 use std::fmt;
-use std::hash::{BuildHasher, RandomState};
+use std::hash::BuildHasher;
 use std::sync::{Arc, Mutex};
 
 use tokio::sync::Notify;
@@ -23,7 +23,7 @@ pub use config::QueueConfig;
 
 use crate::Item;
 use crate::getters::{Getters, Parked};
-use crate::key::{Hashed, Key, PassThrough};
+use crate::key::{Hashed, ItemHasher, Key, PassThrough};
 use crate::metrics::recorder::{ItemTimes, Recorder, UnfinishedWork, spawn_unfinished_work_loop};
 use crate::sync::{Closed, lock};
 
@@ -73,7 +73,7 @@ pub(crate) struct Shared<T> {
     metrics: Option<Recorder>,
     name: String,
     /// Hashes items before the lock is taken.
-    hasher: RandomState,
+    hasher: ItemHasher,
 }
 
 struct State<T> {
@@ -123,7 +123,7 @@ impl<T: Item> Queue<T> {
             closed: Arc::new(Closed::default()),
             metrics,
             name: config.name,
-            hasher: RandomState::new(),
+            hasher: ItemHasher::default(),
         });
         if has_metrics {
             spawn_unfinished_work_loop(Arc::downgrade(&shared), shared.closed.clone());
