@@ -16,12 +16,20 @@
 //! dropped while counted leaves one count behind: the next add wakes a getter for nothing,
 //! which is harmless.
 //!
-//! [`get`](Getters::get) also spends one unit of tokio's cooperative budget per call: a
-//! worker whose queue is always refilled by producers on another thread would otherwise never
-//! yield, starving the tasks queued behind it on its own thread (tokio's channels do the
-//! same).
+//! A `get` that leaves fewer than [`BACKLOG`] items queued also spends one unit of tokio's
+//! cooperative budget (128 per task poll): a worker that keeps catching up with producers on
+//! another thread, taking items about as fast as they are added, would otherwise never yield,
+//! starving the tasks behind it on its own thread (the producers on that thread among them)
+//! while items never wait long enough to be de-duplicated. A `get` from a longer queue is
+//! free: that worker is working through a backlog, which is due anyway, and yielding every
+//! 128 items there would let the producers on its thread grow the backlog faster than it
+//! shrinks (with a no-op worker, a million distinct keys piled up ten times slower to drain).
+//! An exhausted budget makes any `get` yield before it takes anything, as tokio's own
+//! resources do.
 
+use std::future::poll_fn;
 use std::pin::pin;
+use std::task::{Poll, ready};
 
 use tokio::sync::Notify;
 
@@ -50,20 +58,42 @@ impl Parked {
     }
 }
 
+/// How many items must stay queued after a `get` for it to count as working through a
+/// backlog, which spends no cooperative budget (see the module docs).
+pub(crate) const BACKLOG: usize = 1024;
+
+/// What a getter's `take` found: its result, and whether the getter is catching up.
+#[derive(Debug)]
+pub(crate) struct Taken<R> {
+    pub(crate) result: R,
+    /// Fewer than [`BACKLOG`] items are left: the get spends a unit of budget.
+    pub(crate) caught_up: bool,
+}
+
 impl Getters {
     /// Waits until `take` returns a result. `take(park)` locks the queue and returns the
     /// result if it has one; otherwise, when `park` is true, it counts the getter with
     /// [`Parked::park`] under that same lock before returning `None`.
-    pub(crate) async fn get<R>(&self, mut take: impl FnMut(bool) -> Option<R>) -> R {
-        tokio::task::coop::consume_budget().await;
-        if let Some(result) = take(false) {
-            return result;
+    pub(crate) async fn get<R>(&self, mut take: impl FnMut(bool) -> Option<Taken<R>>) -> R {
+        let first = poll_fn(|cx| {
+            // Reserves a unit of budget (yielding if there is none) before anything is
+            // taken, so a get that yields here has taken nothing.
+            let coop = ready!(tokio::task::coop::poll_proceed(cx));
+            let taken = take(false);
+            if taken.as_ref().is_some_and(|t| t.caught_up) {
+                coop.made_progress();
+            }
+            Poll::Ready(taken)
+        })
+        .await;
+        if let Some(taken) = first {
+            return taken.result;
         }
         loop {
             let mut notified = pin!(self.notify.notified());
             notified.as_mut().enable();
-            if let Some(result) = take(true) {
-                return result;
+            if let Some(taken) = take(true) {
+                return taken.result;
             }
             notified.await;
         }

@@ -24,7 +24,7 @@ use tokio::time::Instant;
 pub use config::{AddOptions, PriorityQueueConfig};
 pub use snapshot::{ItemSnapshot, ItemState};
 
-use crate::getters::{Getters, Parked};
+use crate::getters::{BACKLOG, Getters, Parked, Taken};
 use crate::key::{Hashed, ItemHasher, Key, PassThrough};
 use crate::limiter::add_saturating;
 use crate::metrics::recorder::{ItemTimes, Recorder, UnfinishedWork, spawn_unfinished_work_loop};
@@ -286,19 +286,24 @@ impl<T: Item> PriorityQueue<T> {
 
     /// Like [`get`](Self::get), also returning the item's priority.
     ///
-    /// Each call spends one unit of tokio's cooperative budget, so a worker that always finds
-    /// an item still lets the other tasks on its thread run.
+    /// A call that leaves fewer than 1,024 items ready spends one unit of tokio's cooperative
+    /// budget, so a worker that keeps catching up with producers on other threads still lets
+    /// the tasks on its own thread run; one working through a longer backlog does not yield
+    /// until it is shorter.
     pub async fn get_with_priority(&self) -> Option<(T, i32)> {
         self.shared.getters.get(|park| self.try_get(park)).await
     }
 
     /// The next item (`Some(Some(_))`), `Some(None)` once shut down, `None` if the caller must
     /// wait (counted as parked if `park`).
-    fn try_get(&self, park: bool) -> Option<Option<(T, i32)>> {
+    fn try_get(&self, park: bool) -> Option<Taken<Option<(T, i32)>>> {
         let shared = &*self.shared;
         let mut state = lock(&shared.state);
         if state.shutting_down {
-            return Some(None);
+            return Some(Taken {
+                result: None,
+                caught_up: false,
+            });
         }
         let state = &mut *state;
         let Some(((Reverse(priority), _), item)) = state.ready.pop_first() else {
@@ -316,7 +321,10 @@ impl<T: Item> PriorityQueue<T> {
             }
         }
         state.locked += 1;
-        Some(Some((item.item, priority)))
+        Some(Taken {
+            result: Some((item.item, priority)),
+            caught_up: state.ready.len() < BACKLOG,
+        })
     }
 
     /// Unlocks `item`; if it was re-added meanwhile it becomes available again in its place.

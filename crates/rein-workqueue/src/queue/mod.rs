@@ -22,7 +22,7 @@ use tokio::time::Instant;
 pub use config::QueueConfig;
 
 use crate::Item;
-use crate::getters::{Getters, Parked};
+use crate::getters::{BACKLOG, Getters, Parked, Taken};
 use crate::key::{Hashed, ItemHasher, Key, PassThrough};
 use crate::metrics::recorder::{ItemTimes, Recorder, UnfinishedWork, spawn_unfinished_work_loop};
 use crate::sync::{Closed, lock};
@@ -233,15 +233,17 @@ impl<T: Item> Queue<T> {
     /// [`done`](Self::done) with it when finished. After shut-down, items still queued are
     /// handed out; `None` once the queue is shut down and empty.
     ///
-    /// Each call spends one unit of tokio's cooperative budget, so a worker that always finds
-    /// an item still lets the other tasks on its thread run.
+    /// A call that leaves fewer than 1,024 items queued spends one unit of tokio's cooperative
+    /// budget, so a worker that keeps catching up with producers on other threads still lets
+    /// the tasks on its own thread run; one working through a longer backlog does not yield
+    /// until it is shorter.
     pub async fn get(&self) -> Option<T> {
         self.shared.getters.get(|park| self.try_get(park)).await
     }
 
     /// The next item if one is waiting (`Some(Some(item))`), `Some(None)` if shut down and
     /// empty, `None` if the caller must wait (counted as parked if `park`).
-    fn try_get(&self, park: bool) -> Option<Option<T>> {
+    fn try_get(&self, park: bool) -> Option<Taken<Option<T>>> {
         let shared = &*self.shared;
         let mut state = lock(&shared.state);
         let state = &mut *state;
@@ -255,9 +257,15 @@ impl<T: Item> Queue<T> {
                     }
                 }
                 state.processing += 1;
-                Some(Some(item.item))
+                Some(Taken {
+                    result: Some(item.item),
+                    caught_up: state.queue.len() < BACKLOG,
+                })
             }
-            None if state.shutting_down => Some(None),
+            None if state.shutting_down => Some(Taken {
+                result: None,
+                caught_up: false,
+            }),
             None => {
                 if park {
                     state.parked.park();

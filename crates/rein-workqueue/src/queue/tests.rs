@@ -209,6 +209,33 @@ async fn a_worker_that_always_finds_an_item_lets_other_tasks_run() {
 }
 
 #[tokio::test(start_paused = true)]
+async fn a_worker_works_through_a_backlog_before_it_yields() {
+    // One thread: with 3,000 items queued the worker takes every get that leaves 1,024 or
+    // more without yielding; once the backlog is shorter it yields within a budget (128).
+    let queue = Queue::new();
+    for i in 0..3_000_u32 {
+        queue.add(i);
+    }
+    let other_ran = Arc::new(AtomicUsize::new(0));
+    tokio::spawn({
+        let other_ran = other_ran.clone();
+        async move {
+            other_ran.store(1, Ordering::SeqCst);
+        }
+    });
+    let mut handled = 0;
+    while other_ran.load(Ordering::SeqCst) == 0 {
+        let item = queue.get().await.unwrap();
+        queue.done(&item);
+        handled += 1;
+    }
+    assert!(
+        (3_000 - 1_024..3_000).contains(&handled),
+        "yielded after {handled} items"
+    );
+}
+
+#[tokio::test(start_paused = true)]
 async fn shut_down_drains_queued_items_then_reports_none() {
     let queue = Queue::new();
     queue.add(1);
