@@ -63,9 +63,14 @@ where
     K: Resource + Serialize + DeserializeOwned + Send + Sync + 'static,
 {
     /// An indexer keyed by `namespace/name` with the namespace index installed, that keeps
-    /// its objects as JSON and decodes them on read (see the [module docs](self)). Reads
-    /// return a decoded copy (shared with the cache of recently used objects), not the object
-    /// that was stored.
+    /// its objects as JSON (a fraction of a typed object's memory) and decodes them on read:
+    /// `get` decodes one object, `by_index` the objects under one value, `list` every object.
+    /// Index values are computed when an object is stored. The last
+    /// [`CompactOptions::decoded_cache`] objects written or read stay decoded, so reads of
+    /// them cost a lookup; reads return a decoded copy, not the object that was stored.
+    /// Writes return the previous object, as the typed store does (from that cache, else
+    /// decoded); a relist decodes only the objects that changed or went away. Objects must
+    /// survive a JSON round trip (every API type and custom resource does).
     ///
     /// ```
     /// use std::sync::Arc;
