@@ -1,5 +1,3 @@
-// LEAD NOTE TO THE ENGINEER ON BRANCH wq (delete these two lines in your first commit): before building
-// anything read /work/helper-common.md (build rules, CARGO_INCREMENTAL=0, deadline 08:35 UTC, report format).
 //! Work queues and rate limiters for controllers: client-go's `util/workqueue` and a token
 //! bucket like Go's `golang.org/x/time/rate`.
 //!
