@@ -1,5 +1,6 @@
 //! The whole stack: a manager's metrics server, scraped over HTTP, shows a controller's
-//! reconcile counters and queue metrics moving as it reconciles ConfigMaps in rein-testenv.
+//! reconcile counters and queue metrics moving as it reconciles ConfigMaps in rein-testenv,
+//! and its queue's depth broken down by priority.
 
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -10,11 +11,12 @@ use k8s_openapi::api::core::v1::ConfigMap;
 use kube_client::Api;
 use kube_client::api::PostParams;
 use rein::controller::reconciler_fn;
-use rein::controller::{Action, ControllerManagedBy};
+use rein::controller::{Action, ControllerManagedBy, ControllerOptions};
 use rein::manager::metrics::MetricsServerOptions;
 use rein::manager::{Manager, Options};
 use rein_testenv::TestEnv;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::sync::Semaphore;
 use tokio_util::sync::CancellationToken;
 
 const CONTROLLER: &str = "metrics-scrape-test";
@@ -51,6 +53,118 @@ async fn wait_for(mut check: impl AsyncFnMut() -> bool) {
     })
     .await
     .expect("condition not reached within 30 s");
+}
+
+/// A ConfigMap named `name` in `default`, created through `api`.
+async fn create_config_map(api: &Api<ConfigMap>, name: &str) {
+    let cm: ConfigMap = serde_json::from_value(serde_json::json!({
+        "metadata": { "name": name }
+    }))
+    .expect("valid ConfigMap");
+    api.create(&PostParams::default(), &cm)
+        .await
+        .expect("create");
+}
+
+/// A manager on `env` serving metrics on a loopback port.
+async fn manager_with_metrics(env: &TestEnv) -> Manager {
+    let options = Options {
+        metrics: Some(MetricsServerOptions {
+            bind_address: SocketAddr::from(([127, 0, 0, 1], 0)),
+            ..MetricsServerOptions::default()
+        }),
+        ..Options::default()
+    };
+    Manager::builder(env.config())
+        .options(options)
+        .build()
+        .await
+        .expect("build manager")
+}
+
+/// controller-runtime's `workqueue_depth{name, controller, priority}`: objects of the initial
+/// list wait at priority -100, later events at 0, each counted in its own series.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_scrape_shows_the_queue_depth_by_priority() {
+    const DEPTH_CONTROLLER: &str = "metrics-depth-by-priority-test";
+    let env = TestEnv::start().await.expect("start rein-testenv");
+    let api: Api<ConfigMap> = Api::namespaced(env.client(), "default");
+    for i in 0..3 {
+        create_config_map(&api, &format!("initial-{i}")).await;
+    }
+    let mgr = manager_with_metrics(&env).await;
+    // One worker, held in its first reconcile until the gate opens: the rest stays queued.
+    let gate = Arc::new(Semaphore::new(0));
+    let reconciles = {
+        let gate = gate.clone();
+        reconciler_fn(move |_ctx, _req| {
+            let gate = gate.clone();
+            async move {
+                gate.acquire().await.expect("gate open").forget();
+                Ok::<_, std::convert::Infallible>(Action::done())
+            }
+        })
+    };
+    ControllerManagedBy::new(&mgr)
+        .named(DEPTH_CONTROLLER)
+        .for_::<ConfigMap>()
+        .with_options(ControllerOptions {
+            max_concurrent_reconciles: 1,
+            ..ControllerOptions::default()
+        })
+        .complete(reconciles)
+        .expect("build controller");
+    let stop = CancellationToken::new();
+    let running = tokio::spawn({
+        let (mgr, stop) = (mgr.clone(), stop.clone());
+        async move { mgr.start(stop).await }
+    });
+    mgr.elected().await;
+    wait_for(async || mgr.metrics_address().is_some()).await;
+    let addr = mgr.metrics_address().expect("metrics address");
+
+    let ours = [
+        format!("name=\"{DEPTH_CONTROLLER}\""),
+        format!("controller=\"{DEPTH_CONTROLLER}\""),
+    ];
+    let depth = |body: &str, priority: &str| {
+        let priority = format!("priority=\"{priority}\"");
+        sample(body, "workqueue_depth", &[&ours[0], &ours[1], &priority])
+    };
+    // The initial list: three objects at low priority, one of them taken by the worker.
+    let mut last = String::new();
+    wait_for(async || {
+        last = scrape(addr).await;
+        depth(&last, "-100").is_some_and(|v| v >= 2.0)
+    })
+    .await;
+    // Two events after the initial list: default priority, a series of their own.
+    for i in 0..2 {
+        create_config_map(&api, &format!("event-{i}")).await;
+    }
+    wait_for(async || {
+        last = scrape(addr).await;
+        depth(&last, "0") == Some(2.0)
+    })
+    .await;
+    assert!(
+        depth(&last, "-100").is_some_and(|v| v >= 2.0),
+        "low-priority depth fell while the worker was held:\n{last}"
+    );
+
+    // Open the gate: both series drain to zero.
+    gate.add_permits(1_000);
+    wait_for(async || {
+        last = scrape(addr).await;
+        depth(&last, "0") == Some(0.0) && depth(&last, "-100") == Some(0.0)
+    })
+    .await;
+
+    stop.cancel();
+    running
+        .await
+        .expect("manager task")
+        .expect("manager stops cleanly");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -356,8 +356,9 @@ const LAYERS: &[(&str, u8)] = &[
 /// as a dev-dependency.
 const TESTENV: &str = "rein-testenv";
 
-/// The one runtime dependency the bottom crate may have.
-const WORKQUEUE_DEPENDENCIES: &[&str] = &["tokio"];
+/// The runtime dependencies the bottom crate may have: tokio, and foldhash (no dependencies
+/// of its own) to hash items.
+const WORKQUEUE_DEPENDENCIES: &[&str] = &["foldhash", "tokio"];
 
 /// The names of the dependencies in table `[table]` of a manifest.
 fn dependency_names(manifest: &str, table: &str) -> Vec<String> {

@@ -15,8 +15,8 @@ use rein_scheme::{GroupVersionKind, Object};
 use tokio_util::sync::CancellationToken;
 
 use crate::{
-    ApiListerWatcher, InformerOptions, InformerStatus, ListWatchOptions, Lister, ListerWatcher,
-    SharedIndexInformer, wait,
+    ApiListerWatcher, Indexer, InformerOptions, InformerStatus, ListWatchOptions, Lister,
+    ListerWatcher, SharedIndexInformer, StoreKind, wait,
 };
 
 /// Adjusts the list/watch options of every informer the factory builds.
@@ -43,6 +43,9 @@ pub struct InformerSpec {
     pub transform: Option<MetaTransform>,
     /// The informer's default handler resync period (zero: no resync).
     pub resync_period: Option<Duration>,
+    /// How the informer's cache keeps objects: typed (the default) or compact, for large
+    /// fleets read a few objects at a time (see [`Indexer::compact`]).
+    pub store: Option<StoreKind>,
 }
 
 impl fmt::Debug for InformerSpec {
@@ -53,6 +56,7 @@ impl fmt::Debug for InformerSpec {
             .field("field_selector", &self.field_selector)
             .field("transform", &self.transform.is_some())
             .field("resync_period", &self.resync_period)
+            .field("store", &self.store)
             .finish()
     }
 }
@@ -70,6 +74,7 @@ impl InformerSpec {
                 .or_else(|| defaults.field_selector.clone()),
             transform: self.transform.or_else(|| defaults.transform.clone()),
             resync_period: self.resync_period.or(defaults.resync_period),
+            store: self.store.or(defaults.store),
         }
     }
 
@@ -186,6 +191,7 @@ impl SharedInformerFactory {
             static_gvk::<K>(),
             namespaced,
             |opts| Arc::new(ApiListerWatcher::<K>::new(self.client.clone(), opts)),
+            Indexer::with_store,
         )
     }
 
@@ -197,13 +203,19 @@ impl SharedInformerFactory {
         namespaced: bool,
     ) -> Arc<SharedIndexInformer<DynamicObject>> {
         let gvk = GroupVersionKind::new(&resource.group, &resource.version, &resource.kind);
-        self.get_or_create(InformerKey::dynamic(resource), gvk, namespaced, |opts| {
-            Arc::new(ApiListerWatcher::<DynamicObject>::new_with(
-                self.client.clone(),
-                resource,
-                opts,
-            ))
-        })
+        self.get_or_create(
+            InformerKey::dynamic(resource),
+            gvk,
+            namespaced,
+            |opts| {
+                Arc::new(ApiListerWatcher::<DynamicObject>::new_with(
+                    self.client.clone(),
+                    resource,
+                    opts,
+                ))
+            },
+            Indexer::with_store,
+        )
     }
 
     /// A lister over the shared informer of `K`.
@@ -286,13 +298,14 @@ impl SharedInformerFactory {
     }
 
     /// The one creation path, typed or dynamic: the kind's spec becomes the list/watch options
-    /// (then the tweak), the resync period and the transform of a new informer.
+    /// (then the tweak), the resync period, the store and the transform of a new informer.
     fn get_or_create<K>(
         &self,
         key: InformerKey,
         kind: GroupVersionKind,
         namespaced: bool,
         lister_watcher: impl FnOnce(ListWatchOptions) -> Arc<dyn ListerWatcher<K>>,
+        indexer: impl FnOnce(StoreKind) -> Indexer<K>,
     ) -> Arc<SharedIndexInformer<K>>
     where
         K: Resource + Clone + Send + Sync + 'static,
@@ -315,9 +328,10 @@ impl SharedInformerFactory {
         let mut options = self.options.clone();
         options.resync_period = spec.resync_period.unwrap_or_default();
         options.reflector.name = std::any::type_name::<K>().to_string();
-        let informer = Arc::new(SharedIndexInformer::from_arc(
+        let informer = Arc::new(SharedIndexInformer::from_arc_with_indexer(
             lister_watcher(list_options),
             options,
+            indexer(spec.store.unwrap_or_default()),
         ));
         if let Some(transform) = spec.transform {
             // Only fails once started; a fresh informer is not.

@@ -71,6 +71,9 @@ pub use reflector::{
     BackoffOptions, Reflector, ReflectorHandle, ReflectorOptions, ReflectorPhase, ReflectorStatus,
     ShouldResyncFn, TransformFn, WatchErrorHandler,
 };
-pub use store::{IndexFunc, Indexer, Indexers, KeyFunc, NAMESPACE_INDEX, namespace_index_func};
+pub use store::{
+    CompactOptions, IndexFunc, Indexer, Indexers, KeyFunc, NAMESPACE_INDEX, StoreKind,
+    namespace_index_func,
+};
 pub use transform::strip_managed_fields;
 pub use wait::{HasSynced, SYNC_POLL_INTERVAL, SyncedSignal, wait_for_cache_sync};

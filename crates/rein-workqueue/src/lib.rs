@@ -4,7 +4,8 @@
 //! This is the bottom of the rein stack. Informers and event handlers put keys into a queue;
 //! controller workers take them out, reconcile, and mark them done, re-queueing failures
 //! through a rate limiter. The crate knows nothing of Kubernetes, HTTP or serde: items are any
-//! `Eq + Hash + Clone + Send + Sync + 'static` type, and the only runtime dependency is tokio.
+//! `Eq + Hash + Clone + Send + Sync + 'static` type, and the only runtime dependencies are tokio
+//! and foldhash (to hash items).
 //!
 //! * [`Queue`]: fair, de-duplicating, never hands an item to two workers at once;
 //! * [`DelayingQueue`]: plus `add_after`, one timer task per queue;
@@ -43,6 +44,7 @@
 //! ```
 
 mod delaying;
+mod getters;
 mod key;
 mod limiter;
 mod metrics;

@@ -7,6 +7,7 @@ use std::time::Duration;
 use k8s_openapi::api::core::v1::{ConfigMap, Pod, Secret};
 use rein_client::cache::{ByObject, Cache, CacheOptions};
 use rein_client::{Client, ClientOptions, Error, ListOptions, PostParams};
+use rein_informer::{CompactOptions, StoreKind};
 use rein_scheme::GroupVersionKind;
 use rein_scheme::ObjectKey;
 use rein_testenv::TestEnv;
@@ -214,6 +215,78 @@ async fn label_selectors_limits_and_unsupported_options() {
             .await,
         Err(Error::CacheUnsupported { .. })
     ));
+}
+
+/// `ByObject::store` makes one kind's cache compact (JSON decoded on read): reads, selectors
+/// and field indexes answer as for a typed kind, and only that kind is compact.
+#[tokio::test]
+async fn a_compact_kind_answers_reads_selectors_and_field_indexes() {
+    let options = CacheOptions::default().by_object::<Pod>(ByObject {
+        store: Some(StoreKind::Compact(CompactOptions { decoded_cache: 1 })),
+        ..Default::default()
+    });
+    let r = running(options, ClientOptions::default()).await;
+    r.cache
+        .index_field::<Pod>("spec.nodeName", |p: &Pod| {
+            p.spec
+                .as_ref()
+                .and_then(|s| s.node_name.clone())
+                .into_iter()
+                .collect()
+        })
+        .unwrap();
+    let live = Client::new(r.env.client());
+    for (ns, name, node, app) in [
+        ("default", "a", "n1", "web"),
+        ("default", "b", "n2", "web"),
+        ("kube-public", "c", "n1", "db"),
+    ] {
+        let mut p = pod(ns, name, &[]);
+        p.spec.as_mut().unwrap().node_name = Some(node.into());
+        p.metadata.labels = Some([("app".to_string(), app.to_string())].into());
+        live.create(&p, &PostParams::default()).await.unwrap();
+    }
+    let on_n1 = ListOptions::default().matching_fields([("spec.nodeName", "n1")]);
+    eventually(|| async {
+        r.client
+            .list::<Pod>(&on_n1)
+            .await
+            .is_ok_and(|l| l.items.len() == 2)
+    })
+    .await;
+    let web = r
+        .client
+        .list::<Pod>(
+            &ListOptions::default()
+                .matching_labels([("app", "web")])
+                .namespace("default"),
+        )
+        .await
+        .unwrap();
+    let mut names: Vec<_> = web
+        .items
+        .iter()
+        .filter_map(|p| p.metadata.name.clone())
+        .collect();
+    names.sort();
+    assert_eq!(names, ["a", "b"]);
+    let c: Pod = r
+        .client
+        .get(&ObjectKey::new("kube-public", "c"))
+        .await
+        .unwrap();
+    assert_eq!(
+        c.spec.and_then(|s| s.node_name).as_deref(),
+        Some("n1"),
+        "decoded whole"
+    );
+    let pods = r.cache.informer_for::<Pod>().await.unwrap();
+    assert!(pods.indexer().is_compact());
+    let config_maps = r.cache.informer_for::<ConfigMap>().await.unwrap();
+    assert!(
+        !config_maps.indexer().is_compact(),
+        "other kinds stay typed"
+    );
 }
 
 #[tokio::test]

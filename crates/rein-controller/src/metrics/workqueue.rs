@@ -1,5 +1,6 @@
 //! The one `rein_workqueue::MetricsProvider`: client-go's seven `workqueue_*` metrics in
-//! prometheus-client families, for controllers' queues and for queues used on their own.
+//! prometheus-client families, for controllers' queues and for queues used on their own, with
+//! controller-runtime's `priority` label on the depth of priority queues.
 
 use std::fmt;
 use std::sync::atomic::AtomicU64;
@@ -12,11 +13,20 @@ use prometheus_client::metrics::gauge::Gauge;
 use prometheus_client::metrics::histogram::{Histogram, exponential_buckets};
 use prometheus_client::registry::Registry;
 use rein_workqueue::{
-    CounterMetric, GaugeMetric, HistogramMetric, MetricsProvider, SettableGaugeMetric,
+    CounterMetric, DepthMetricWithPriority, GaugeMetric, HistogramMetric, MetricsProvider,
+    SettableGaugeMetric,
 };
 
 /// Work-queue metrics under client-go's `workqueue_*` names, labelled `{name}` with the
 /// queue's name (and `{name, controller}` for a controller's own queue).
+///
+/// `workqueue_depth` of a priority queue (every controller's queue) is broken down by
+/// priority, as controller-runtime publishes it: `{name, controller, priority}` with the
+/// priority as a decimal string (`"0"`, `"-100"` for the initial list and resyncs); a plain
+/// queue of a controller has `priority=""`. A queue used on its own keeps client-go's
+/// `{name}` when it is a plain queue and gains `priority` when it is a priority queue. As in
+/// controller-runtime, a queue that has seen more than 25 distinct priorities counts all of
+/// its depth changes from then on under `priority="exceeded_cardinality_limit"`.
 ///
 /// [`WorkqueueMetrics::new`] keeps them in a registry of their own: pass the value to queues
 /// (`QueueConfig::metrics_provider`) or install it process-wide with
@@ -83,12 +93,31 @@ impl WorkqueueMetrics {
         }
         labels
     }
+
+    /// The labels of a plain queue's depth: a controller's carry controller-runtime's empty
+    /// `priority`, a standalone queue's are client-go's `{name}`.
+    fn plain_depth_labels(&self, name: &str) -> QueueLabels {
+        let mut labels = self.labels(name);
+        if self.controller.is_some() {
+            labels.push((PRIORITY_LABEL.to_owned(), String::new()));
+        }
+        labels
+    }
 }
 
 impl MetricsProvider for WorkqueueMetrics {
     fn new_depth_metric(&self, name: &str) -> Box<dyn GaugeMetric> {
         let f = &self.families.depth;
-        Box::new(GaugeAdapter(f.get_or_create(&self.labels(name)).clone()))
+        Box::new(GaugeAdapter(
+            f.get_or_create(&self.plain_depth_labels(name)).clone(),
+        ))
+    }
+    fn new_depth_metric_with_priority(&self, name: &str) -> Box<dyn DepthMetricWithPriority> {
+        Box::new(DepthByPriority {
+            family: self.families.depth.clone(),
+            labels: self.labels(name),
+            series: Mutex::new(PrioritySeries::default()),
+        })
     }
     fn new_adds_metric(&self, name: &str) -> Box<dyn CounterMetric> {
         let f = &self.families.adds;
@@ -127,8 +156,19 @@ impl MetricsProvider for WorkqueueMetrics {
     }
 }
 
-/// `name` first, then `controller` when the queue belongs to one.
+/// `name` first, then `controller` when the queue belongs to one (and `priority` last on the
+/// depth of a priority queue).
 type QueueLabels = Vec<(String, String)>;
+
+/// The depth label controller-runtime adds for priority queues.
+const PRIORITY_LABEL: &str = "priority";
+
+/// How many distinct priorities one queue's depth is broken down by (controller-runtime's
+/// `maxRecommendedUniquePriorities`).
+const MAX_PRIORITIES: usize = 25;
+
+/// The `priority` value once a queue has seen more than [`MAX_PRIORITIES`] priorities.
+const PRIORITY_OVERFLOW: &str = "exceeded_cardinality_limit";
 type FloatGauge = Gauge<f64, AtomicU64>;
 type HistogramFamily = Family<QueueLabels, Histogram, fn() -> Histogram>;
 
@@ -164,7 +204,7 @@ impl QueueFamilies {
     fn register(&self, r: &mut Registry) {
         r.register(
             "workqueue_depth",
-            "Current depth of workqueue",
+            "Current depth of workqueue by workqueue and priority",
             self.depth.clone(),
         );
         r.register(
@@ -210,6 +250,60 @@ fn controller_families() -> &'static Arc<QueueFamilies> {
     })
 }
 
+/// One queue's depth by priority (controller-runtime's `depthWithPriorityMetric`): the gauge
+/// of each priority seen, created on first use and kept, so an add or get costs one short
+/// lock and a scan of a few entries, not a label lookup in the family.
+struct DepthByPriority {
+    family: Family<QueueLabels, Gauge>,
+    /// The queue's labels, without `priority`.
+    labels: QueueLabels,
+    series: Mutex<PrioritySeries>,
+}
+
+#[derive(Default)]
+struct PrioritySeries {
+    /// The gauge of each priority seen so far (at most [`MAX_PRIORITIES`]).
+    by_priority: Vec<(i32, Gauge)>,
+    /// Set once the queue has seen too many priorities: every change goes here from then on.
+    overflow: Option<Gauge>,
+}
+
+impl DepthByPriority {
+    fn gauge(&self, priority: i32) -> Gauge {
+        let mut series = self.series.lock();
+        if let Some(gauge) = &series.overflow {
+            return gauge.clone();
+        }
+        if let Some((_, gauge)) = series.by_priority.iter().find(|(p, _)| *p == priority) {
+            return gauge.clone();
+        }
+        if series.by_priority.len() == MAX_PRIORITIES {
+            let gauge = self.series_for(PRIORITY_OVERFLOW.to_owned());
+            series.by_priority = Vec::new();
+            series.overflow = Some(gauge.clone());
+            return gauge;
+        }
+        let gauge = self.series_for(priority.to_string());
+        series.by_priority.push((priority, gauge.clone()));
+        gauge
+    }
+
+    fn series_for(&self, priority: String) -> Gauge {
+        let mut labels = self.labels.clone();
+        labels.push((PRIORITY_LABEL.to_owned(), priority));
+        self.family.get_or_create(&labels).clone()
+    }
+}
+
+impl DepthMetricWithPriority for DepthByPriority {
+    fn inc(&self, priority: i32) {
+        self.gauge(priority).inc();
+    }
+    fn dec(&self, priority: i32) {
+        self.gauge(priority).dec();
+    }
+}
+
 struct GaugeAdapter(Gauge);
 struct CounterAdapter(Counter);
 struct HistogramAdapter(Histogram);
@@ -244,8 +338,10 @@ impl SettableGaugeMetric for FloatGaugeAdapter {
 
 #[cfg(test)]
 mod tests {
+    use std::sync::Arc;
+
     use prometheus_client::encoding::text::encode;
-    use rein_workqueue::MetricsProvider;
+    use rein_workqueue::{AddOptions, MetricsProvider, PriorityQueue, PriorityQueueConfig};
 
     use super::WorkqueueMetrics;
 
@@ -281,13 +377,65 @@ mod tests {
         encode(&mut out, &rein_client::metrics::registry().lock()).unwrap();
         assert!(
             out.contains(
-                "workqueue_depth{name=\"unit-test-queue\",controller=\"unit-test-ctrl\"} 1"
+                "workqueue_depth{name=\"unit-test-queue\",controller=\"unit-test-ctrl\",priority=\"\"} 1"
             ),
             "{out}"
         );
         assert!(
             text(&metrics).lines().all(|l| l.starts_with('#')),
             "own registry unused"
+        );
+    }
+
+    #[tokio::test]
+    async fn a_priority_queue_publishes_its_depth_by_priority() {
+        let metrics = WorkqueueMetrics::new();
+        let queue = PriorityQueue::with_config(
+            PriorityQueueConfig::named("by-priority").metrics_provider(Arc::new(metrics.clone())),
+        );
+        queue.add_with_opts(AddOptions::priority(-100), "resync-1");
+        queue.add_with_opts(AddOptions::priority(-100), "resync-2");
+        queue.add("event");
+        let out = text(&metrics);
+        for series in [
+            "workqueue_depth{name=\"by-priority\",priority=\"-100\"} 2",
+            "workqueue_depth{name=\"by-priority\",priority=\"0\"} 1",
+        ] {
+            assert!(out.contains(series), "{series} missing:\n{out}");
+        }
+        // Raising a waiting item's priority moves it between series; a get takes it out.
+        queue.add_with_opts(AddOptions::priority(0), "resync-2");
+        assert_eq!(queue.get().await, Some("event"));
+        let out = text(&metrics);
+        for series in [
+            "workqueue_depth{name=\"by-priority\",priority=\"-100\"} 1",
+            "workqueue_depth{name=\"by-priority\",priority=\"0\"} 1",
+        ] {
+            assert!(out.contains(series), "{series} missing:\n{out}");
+        }
+        queue.shut_down();
+    }
+
+    #[test]
+    fn more_than_25_priorities_collapse_into_one_series() {
+        let metrics = WorkqueueMetrics::new();
+        let depth = metrics.new_depth_metric_with_priority("many");
+        for priority in 0..25 {
+            depth.inc(priority);
+        }
+        depth.inc(25); // the 26th distinct priority
+        depth.inc(0); // seen before, but the limit is reached: counted as overflow too
+        let out = text(&metrics);
+        assert!(
+            out.contains("workqueue_depth{name=\"many\",priority=\"24\"} 1"),
+            "{out}"
+        );
+        assert!(!out.contains("priority=\"25\""), "{out}");
+        assert!(
+            out.contains(
+                "workqueue_depth{name=\"many\",priority=\"exceeded_cardinality_limit\"} 2"
+            ),
+            "{out}"
         );
     }
 }

@@ -167,7 +167,16 @@ where
 
     /// Like [`SharedIndexInformer::new`] with a shared lister-watcher.
     pub fn from_arc(lister_watcher: Arc<dyn ListerWatcher<K>>, options: InformerOptions) -> Self {
-        let indexer = Indexer::new();
+        Self::from_arc_with_indexer(lister_watcher, options, Indexer::new())
+    }
+
+    /// Like [`SharedIndexInformer::from_arc`], keeping its cache in `indexer` (an empty one,
+    /// e.g. [`Indexer::compact`] for a compact cache).
+    pub fn from_arc_with_indexer(
+        lister_watcher: Arc<dyn ListerWatcher<K>>,
+        options: InformerOptions,
+        indexer: Indexer<K>,
+    ) -> Self {
         let queue: Arc<dyn Fifo<K>> = match options.queue {
             QueueKind::RealFifo => Arc::new(RealFifo::new(RealFifoOptions::default())),
             QueueKind::DeltaFifo => Arc::new(DeltaFifo::new(DeltaFifoOptions {

@@ -1,4 +1,5 @@
-//! The thread-safe store and indexer (client-go's `ThreadSafeStore` + `Indexer`): objects held as `Arc<K>`.
+//! The thread-safe store and indexer (client-go's `ThreadSafeStore` + `Indexer`): objects held as `Arc<K>`,
+//! or, opted into per informer, as JSON bytes decoded on read (`compact/`).
 
 use std::collections::HashMap;
 use std::fmt;
@@ -10,8 +11,12 @@ use parking_lot::RwLock;
 use crate::Error;
 use crate::key::KeyMaker;
 
+mod compact;
 #[cfg(test)]
 mod tests;
+
+use compact::CompactStore;
+pub use compact::{CompactOptions, StoreKind};
 
 /// The name of the built-in namespace index.
 pub const NAMESPACE_INDEX: &str = "namespace";
@@ -99,9 +104,13 @@ struct State<K> {
 ///
 /// Reads hand out `Arc<K>` clones and never copy objects; callers must treat objects as
 /// immutable. Index functions are infallible (unlike client-go, which panics on an index error).
+/// [`Indexer::compact`] builds one that keeps objects as JSON instead and decodes them on read.
 pub struct Indexer<K> {
     state: Arc<RwLock<State<K>>>,
     key_maker: KeyMaker<K>,
+    /// Set for a compact indexer: it holds the objects and indexes (`state` keeps only the
+    /// last resource version).
+    compact: Option<Arc<CompactStore<K>>>,
 }
 
 impl<K> Clone for Indexer<K> {
@@ -109,12 +118,21 @@ impl<K> Clone for Indexer<K> {
         Indexer {
             state: self.state.clone(),
             key_maker: self.key_maker.clone(),
+            compact: self.compact.clone(),
         }
     }
 }
 
 impl<K> fmt::Debug for Indexer<K> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if let Some(compact) = &self.compact {
+            return f
+                .debug_struct("Indexer")
+                .field("len", &compact.len())
+                .field("indexers", &compact.indexer_names())
+                .field("compact", compact)
+                .finish();
+        }
         let state = self.state.read();
         f.debug_struct("Indexer")
             .field("len", &state.items.len())
@@ -185,6 +203,7 @@ impl<K> Indexer<K> {
                 last_resource_version: None,
             })),
             key_maker,
+            compact: None,
         }
     }
 
@@ -210,18 +229,25 @@ impl<K> Indexer<K> {
 
     /// Inserts or replaces an object, returning the previous value under its key.
     pub fn upsert(&self, obj: Arc<K>) -> Option<Arc<K>> {
+        if let Some(compact) = &self.compact {
+            return self
+                .key_maker
+                .with_key(&obj, |key| compact.upsert(key, &obj));
+        }
         self.key_maker
             .with_key(&obj, |key| self.state.write().upsert(key, obj.clone()))
     }
 
     /// Removes the object with `obj`'s key; no error if absent.
     pub fn delete(&self, obj: &K) -> Option<Arc<K>> {
-        self.key_maker
-            .with_key(obj, |key| self.state.write().delete(key))
+        self.key_maker.with_key(obj, |key| self.delete_by_key(key))
     }
 
     /// Removes the object stored under `key`, returning it.
     pub fn delete_by_key(&self, key: &str) -> Option<Arc<K>> {
+        if let Some(compact) = &self.compact {
+            return compact.delete(key);
+        }
         self.state.write().delete(key)
     }
 
@@ -232,21 +258,33 @@ impl<K> Indexer<K> {
 
     /// The stored object under `key`.
     pub fn get_by_key(&self, key: &str) -> Option<Arc<K>> {
+        if let Some(compact) = &self.compact {
+            return compact.get(key);
+        }
         self.state.read().items.get(key).cloned()
     }
 
     /// True if an object is stored under `key`.
     pub fn contains_key(&self, key: &str) -> bool {
+        if let Some(compact) = &self.compact {
+            return compact.contains_key(key);
+        }
         self.state.read().items.contains_key(key)
     }
 
     /// Every stored object (unspecified order).
     pub fn list(&self) -> Vec<Arc<K>> {
+        if let Some(compact) = &self.compact {
+            return compact.list();
+        }
         self.state.read().items.values().cloned().collect()
     }
 
     /// Every stored key (unspecified order).
     pub fn list_keys(&self) -> Vec<String> {
+        if let Some(compact) = &self.compact {
+            return compact.list_keys();
+        }
         self.state
             .read()
             .items
@@ -257,6 +295,9 @@ impl<K> Indexer<K> {
 
     /// Number of stored objects.
     pub fn len(&self) -> usize {
+        if let Some(compact) = &self.compact {
+            return compact.len();
+        }
         self.state.read().items.len()
     }
 
@@ -287,6 +328,11 @@ impl<K> Indexer<K> {
         objects: impl IntoIterator<Item = (Arc<str>, Arc<K>)>,
         resource_version: String,
     ) -> FastMap<Arc<str>, Arc<K>> {
+        if let Some(compact) = &self.compact {
+            let old = compact.replace_keyed(objects);
+            self.state.write().last_resource_version = Some(resource_version);
+            return old;
+        }
         let items: FastMap<Arc<str>, Arc<K>> = objects.into_iter().collect();
         let mut st = self.state.write();
         let old = std::mem::replace(&mut st.items, items);
@@ -307,6 +353,9 @@ impl<K> Indexer<K> {
 
     /// Objects sharing any index value with `obj` under index `index_name` (deduplicated).
     pub fn index(&self, index_name: &str, obj: &K) -> Result<Vec<Arc<K>>, Error> {
+        if let Some(compact) = &self.compact {
+            return compact.index(index_name, obj);
+        }
         let st = self.state.read();
         let named = st.named(index_name)?;
         let values = named.func.values(obj);
@@ -321,6 +370,9 @@ impl<K> Indexer<K> {
 
     /// Objects whose index values under `index_name` include `value`.
     pub fn by_index(&self, index_name: &str, value: &str) -> Result<Vec<Arc<K>>, Error> {
+        if let Some(compact) = &self.compact {
+            return compact.by_index(index_name, value);
+        }
         let st = self.state.read();
         let Some(set) = st.named(index_name)?.index.get(value) else {
             return Ok(Vec::new());
@@ -330,6 +382,9 @@ impl<K> Indexer<K> {
 
     /// Keys of the objects indexed under `value`, sorted.
     pub fn index_keys(&self, index_name: &str, value: &str) -> Result<Vec<String>, Error> {
+        if let Some(compact) = &self.compact {
+            return compact.index_keys(index_name, value);
+        }
         let st = self.state.read();
         let mut keys: Vec<String> = st
             .named(index_name)?
@@ -343,6 +398,9 @@ impl<K> Indexer<K> {
 
     /// Every value currently present in index `index_name` (empty for an unknown index).
     pub fn list_index_func_values(&self, index_name: &str) -> Vec<String> {
+        if let Some(compact) = &self.compact {
+            return compact.list_index_func_values(index_name);
+        }
         self.state
             .read()
             .named(index_name)
@@ -352,6 +410,9 @@ impl<K> Indexer<K> {
 
     /// The names of the installed indexes.
     pub fn indexer_names(&self) -> Vec<String> {
+        if let Some(compact) = &self.compact {
+            return compact.indexer_names();
+        }
         self.state
             .read()
             .indexes
@@ -362,6 +423,9 @@ impl<K> Indexer<K> {
 
     /// Installs more indexes and indexes the current contents (allowed at any time).
     pub fn add_indexers(&self, indexers: Indexers<K>) -> Result<(), Error> {
+        if let Some(compact) = &self.compact {
+            return compact.add_indexers(indexers);
+        }
         let mut st = self.state.write();
         if let Some(name) = indexers
             .keys()

@@ -12,8 +12,9 @@ use kube_client::api::Api;
 use kube_client::core::{ApiResource, ObjectMeta};
 use rein_informer::HasSynced;
 use rein_informer::{
-    ApiListerWatcher, IndexFunc, Indexers, InformerSpec, ListWatchOptions, MetaTransform,
-    QueueKind, SharedIndexInformer, SharedInformerFactory, meta_namespace_key,
+    ApiListerWatcher, CompactOptions, IndexFunc, Indexer, Indexers, InformerSpec, ListWatchOptions,
+    MetaTransform, QueueKind, SharedIndexInformer, SharedInformerFactory, StoreKind,
+    meta_namespace_key,
 };
 use rein_scheme::GroupVersionKind;
 use rein_scheme::labels::Selector;
@@ -23,6 +24,14 @@ use tokio_util::sync::CancellationToken;
 const INFORMER_PATH: &str = "/api/v1/configmaps";
 
 fn informer(env: &TestEnv, queue: QueueKind) -> Arc<SharedIndexInformer<ConfigMap>> {
+    informer_with(env, queue, Indexer::new())
+}
+
+fn informer_with(
+    env: &TestEnv,
+    queue: QueueKind,
+    indexer: Indexer<ConfigMap>,
+) -> Arc<SharedIndexInformer<ConfigMap>> {
     let lw = ApiListerWatcher::<ConfigMap>::new(
         env.client(),
         ListWatchOptions {
@@ -30,7 +39,11 @@ fn informer(env: &TestEnv, queue: QueueKind) -> Arc<SharedIndexInformer<ConfigMa
             ..Default::default()
         },
     );
-    Arc::new(SharedIndexInformer::new(lw, options(queue)))
+    Arc::new(SharedIndexInformer::from_arc_with_indexer(
+        Arc::new(lw),
+        options(queue),
+        indexer,
+    ))
 }
 
 fn start(inf: &Arc<SharedIndexInformer<ConfigMap>>, stop: &CancellationToken) {
@@ -169,6 +182,71 @@ async fn relist_after_expiry_delivers_tombstones(queue: QueueKind) {
     );
     rec.assert_ordered();
     stop.cancel();
+}
+
+/// A compact cache (JSON decoded on read, two objects kept decoded) follows the watch and a
+/// relist after a 410 exactly as the typed one: handlers get the previous object in updates
+/// (decoded from bytes once it left the cache of decoded objects) and tombstones.
+async fn a_compact_cache_follows_the_watch_and_a_relist(queue: QueueKind) {
+    let env = TestEnv::start().await.expect("testenv");
+    let api: Api<ConfigMap> = Api::namespaced(env.client(), "default");
+    for i in 0..4 {
+        create(&api, &format!("pre-{i}")).await;
+    }
+    let indexer = Indexer::compact(CompactOptions { decoded_cache: 2 });
+    let inf = informer_with(&env, queue, indexer);
+    assert!(inf.indexer().is_compact());
+    let rec = Recorder::default();
+    inf.add_event_handler(rec.clone()).unwrap();
+    let stop = CancellationToken::new();
+    start(&inf, &stop);
+    eventually(20, "initial sync", || inf.has_synced()).await;
+    let listed = server_state(&api).await;
+    create(&api, "live").await;
+    update(&api, "pre-0", "1").await;
+    delete(&api, "pre-1").await;
+    let want = server_state(&api).await;
+    eventually(20, "cache follows the watch", || cache_state(&inf) == want).await;
+    eventually(20, "handler follows the watch", || rec.mirror() == want).await;
+    assert!(rec.events().contains(&Seen::Update {
+        key: "default/pre-0".into(),
+        old_rv: listed["default/pre-0"].clone(),
+        new_rv: want["default/pre-0"].clone(),
+    }));
+
+    let faults = env.faults();
+    faults.inject(Fault::server_error(usize::MAX).matching(INFORMER_PATH));
+    faults.close_watches();
+    delete(&api, "pre-2").await;
+    update(&api, "pre-3", "2").await;
+    faults.compact();
+    faults.clear();
+    let want = server_state(&api).await;
+    eventually(20, "relist converges", || cache_state(&inf) == want).await;
+    eventually(20, "handler converges", || rec.mirror() == want).await;
+    assert!(rec.events().contains(&Seen::Delete {
+        key: "default/pre-2".into(),
+        tombstone: true
+    }));
+    assert_eq!(
+        inf.indexer()
+            .by_index(rein_informer::NAMESPACE_INDEX, "default")
+            .unwrap()
+            .len(),
+        want.len()
+    );
+    rec.assert_ordered();
+    stop.cancel();
+}
+
+#[tokio::test]
+async fn compact_cache_real_fifo() {
+    a_compact_cache_follows_the_watch_and_a_relist(QueueKind::RealFifo).await;
+}
+
+#[tokio::test]
+async fn compact_cache_delta_fifo() {
+    a_compact_cache_follows_the_watch_and_a_relist(QueueKind::DeltaFifo).await;
 }
 
 #[tokio::test]
@@ -507,6 +585,7 @@ async fn factory_builds_every_informer_from_its_kind_spec() {
             InformerSpec {
                 label_selector: Some("app=demo".into()),
                 transform: Some(mark),
+                store: Some(StoreKind::Compact(CompactOptions::default())),
                 ..Default::default()
             },
         );
@@ -534,6 +613,12 @@ async fn factory_builds_every_informer_from_its_kind_spec() {
             .as_ref()
             .and_then(|a| a.get("seen")),
         Some(&"yes".to_string())
+    );
+    // The ConfigMap spec's store applies to the typed and the dynamic informer alike.
+    assert!(typed.indexer().is_compact() && dynamic.indexer().is_compact());
+    assert!(
+        !other.indexer().is_compact(),
+        "the defaults keep objects typed"
     );
     let secret = other.indexer().get_by_key("default/s").expect("cached");
     assert!(

@@ -14,8 +14,7 @@ mod tests;
 use std::cmp::Reverse;
 use std::collections::{BTreeMap, HashMap};
 use std::fmt;
-use std::hash::{BuildHasher, RandomState};
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::hash::BuildHasher;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -25,10 +24,10 @@ use tokio::time::Instant;
 pub use config::{AddOptions, PriorityQueueConfig};
 pub use snapshot::{ItemSnapshot, ItemState};
 
-use crate::key::{Hashed, Key, PassThrough};
+use crate::getters::{BACKLOG, Getters, Parked, Taken};
+use crate::key::{Hashed, ItemHasher, Key, PassThrough};
 use crate::limiter::add_saturating;
 use crate::metrics::recorder::{ItemTimes, Recorder, UnfinishedWork, spawn_unfinished_work_loop};
-use crate::queue::WaitingGetter;
 use crate::sync::{Closed, lock};
 use crate::timer::{TimerSignal, TimerTarget, spawn_driver};
 use crate::{ExponentialFailureRateLimiter, Item, RateLimiter};
@@ -63,8 +62,7 @@ pub struct PriorityQueue<T> {
 
 struct Shared<T> {
     state: Mutex<State<T>>,
-    getters: Notify,
-    waiting_getters: AtomicUsize,
+    getters: Getters,
     drained: Notify,
     limiter: Arc<dyn RateLimiter<T>>,
     timer: Arc<TimerSignal>,
@@ -72,7 +70,7 @@ struct Shared<T> {
     metrics: Option<Recorder>,
     name: String,
     /// Hashes items before the lock is taken.
-    hasher: RandomState,
+    hasher: ItemHasher,
 }
 
 /// Where a snapshot lists an item: 0 ready (by priority, then insertion), 1 in flight (longest
@@ -89,6 +87,8 @@ struct State<T> {
     parked: usize,
     /// Locked (handed out, not done).
     locked: usize,
+    /// Getters waiting for an item and not yet woken.
+    getters_parked: Parked,
     sequence: u64,
     driver_started: bool,
     shutting_down: bool,
@@ -136,19 +136,19 @@ impl<T: Item> PriorityQueue<T> {
                 waiting: BTreeMap::new(),
                 parked: 0,
                 locked: 0,
+                getters_parked: Parked::default(),
                 sequence: 0,
                 driver_started: false,
                 shutting_down: false,
             }),
-            getters: Notify::new(),
-            waiting_getters: AtomicUsize::new(0),
+            getters: Getters::default(),
             drained: Notify::new(),
             limiter,
             timer: Arc::new(TimerSignal::default()),
             closed: Arc::new(Closed::default()),
             metrics,
             name: config.name,
-            hasher: RandomState::new(),
+            hasher: ItemHasher::default(),
         });
         if has_metrics {
             spawn_unfinished_work_loop(Arc::downgrade(&shared), shared.closed.clone());
@@ -184,7 +184,7 @@ impl<T: Item> PriorityQueue<T> {
             hash: shared.hasher.hash_one(&item),
             item,
         };
-        let wake = {
+        let (wake_timer, wake_getters) = {
             let mut state = lock(&shared.state);
             if state.shutting_down {
                 return;
@@ -200,14 +200,13 @@ impl<T: Item> PriorityQueue<T> {
                     spawn_driver(Arc::downgrade(&self.shared), shared.timer.clone());
                 wake.timer = false;
             }
-            wake
+            let getters = state.getters_parked.signal(usize::from(wake.getter));
+            (wake.timer, getters)
         };
-        if wake.timer {
+        if wake_timer {
             shared.timer.wake();
         }
-        if wake.getter {
-            shared.wake_one_getter();
-        }
+        shared.getters.wake(wake_getters);
     }
 
     /// How long `item` waits before it is ready: the requested delay, or the rate limiter's if
@@ -286,32 +285,33 @@ impl<T: Item> PriorityQueue<T> {
     }
 
     /// Like [`get`](Self::get), also returning the item's priority.
+    ///
+    /// A call that leaves fewer than 1,024 items ready spends one unit of tokio's cooperative
+    /// budget, so a worker that keeps catching up with producers on other threads still lets
+    /// the tasks on its own thread run; one working through a longer backlog does not yield
+    /// until it is shorter.
     pub async fn get_with_priority(&self) -> Option<(T, i32)> {
-        if let Some(result) = self.try_get() {
-            return result;
-        }
-        let shared = &*self.shared;
-        shared.waiting_getters.fetch_add(1, Ordering::SeqCst);
-        let _waiting = WaitingGetter(&shared.waiting_getters);
-        loop {
-            let notified = shared.getters.notified();
-            tokio::pin!(notified);
-            notified.as_mut().enable();
-            if let Some(result) = self.try_get() {
-                return result;
-            }
-            notified.await;
-        }
+        self.shared.getters.get(|park| self.try_get(park)).await
     }
 
-    fn try_get(&self) -> Option<Option<(T, i32)>> {
+    /// The next item (`Some(Some(_))`), `Some(None)` once shut down, `None` if the caller must
+    /// wait (counted as parked if `park`).
+    fn try_get(&self, park: bool) -> Option<Taken<Option<(T, i32)>>> {
         let shared = &*self.shared;
         let mut state = lock(&shared.state);
         if state.shutting_down {
-            return Some(None);
+            return Some(Taken {
+                result: None,
+                caught_up: false,
+            });
         }
         let state = &mut *state;
-        let ((Reverse(priority), _), item) = state.ready.pop_first()?;
+        let Some(((Reverse(priority), _), item)) = state.ready.pop_first() else {
+            if park {
+                state.getters_parked.park();
+            }
+            return None;
+        };
         if let Some(entry) = state.items.get_mut(&item) {
             entry.queued = None;
             entry.locked = true;
@@ -321,7 +321,10 @@ impl<T: Item> PriorityQueue<T> {
             }
         }
         state.locked += 1;
-        Some(Some((item.item, priority)))
+        Some(Taken {
+            result: Some((item.item, priority)),
+            caught_up: state.ready.len() < BACKLOG,
+        })
     }
 
     /// Unlocks `item`; if it was re-added meanwhile it becomes available again in its place.
@@ -331,7 +334,7 @@ impl<T: Item> PriorityQueue<T> {
         let key = (hash, item);
         let key = &key as &dyn Key<T>;
         let mut wake_getter = false;
-        {
+        let wake = {
             let mut state = lock(&shared.state);
             let state = &mut *state;
             let Some(entry) = state.items.get_mut(key) else {
@@ -366,10 +369,9 @@ impl<T: Item> PriorityQueue<T> {
             if state.locked == 0 {
                 shared.drained.notify_waiters();
             }
-        }
-        if wake_getter {
-            shared.wake_one_getter();
-        }
+            state.getters_parked.signal(usize::from(wake_getter))
+        };
+        shared.getters.wake(wake);
     }
 
     /// Clears the rate limiter's memory of `item` (it must still be marked done).
@@ -468,7 +470,7 @@ impl<T: Item> PriorityQueue<T> {
         }
         shared.timer.closed.close();
         shared.closed.close();
-        shared.getters.notify_waiters();
+        shared.getters.wake_all();
     }
 
     /// Shuts down like [`shut_down`](Self::shut_down), then waits until every item in flight
@@ -591,18 +593,10 @@ impl<T: Item> State<T> {
     }
 }
 
-impl<T> Shared<T> {
-    fn wake_one_getter(&self) {
-        if self.waiting_getters.load(Ordering::SeqCst) > 0 {
-            self.getters.notify_one();
-        }
-    }
-}
-
 impl<T: Item> TimerTarget for Shared<T> {
     fn fire(&self, now: Instant) -> Option<Instant> {
         let mut woken = 0;
-        let next = {
+        let (next, wake_getters) = {
             let mut state = lock(&self.state);
             let state = &mut *state;
             while let Some(entry) = state.waiting.first_entry() {
@@ -630,11 +624,10 @@ impl<T: Item> TimerTarget for Shared<T> {
                     woken += 1;
                 }
             }
-            state.waiting.first_key_value().map(|(key, _)| key.0)
+            let next = state.waiting.first_key_value().map(|(key, _)| key.0);
+            (next, state.getters_parked.signal(woken))
         };
-        for _ in 0..woken.min(self.waiting_getters.load(Ordering::SeqCst)) {
-            self.getters.notify_one();
-        }
+        self.getters.wake(wake_getters);
         next
     }
 }

@@ -221,6 +221,54 @@ async fn waiting_getter_is_woken_when_an_item_becomes_ready() {
     assert_eq!(getter.await.unwrap(), Some(9));
 }
 
+#[tokio::test(start_paused = true)]
+async fn every_parked_getter_is_woken_by_adds_timers_and_done() {
+    let queue = PriorityQueue::new();
+    queue.add("in-flight");
+    let in_flight = queue.get().await.unwrap();
+    queue.add("in-flight"); // parked until done
+    let getters: Vec<_> = (0..4)
+        .map(|_| {
+            let queue = queue.clone();
+            tokio::spawn(async move { queue.get().await })
+        })
+        .collect();
+    tokio::task::yield_now().await;
+    // Four parked getters: two adds, one timer release and one requeue by done wake them all.
+    queue.add("a");
+    queue.add("b");
+    queue.add_after("later", 30 * MS);
+    queue.done(&in_flight);
+    let mut got = Vec::new();
+    for getter in getters {
+        let item = timeout(Duration::from_secs(60), getter)
+            .await
+            .expect("a parked getter was not woken");
+        got.push(item.unwrap().unwrap());
+    }
+    got.sort_unstable();
+    assert_eq!(got, ["a", "b", "in-flight", "later"]);
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_worker_that_always_finds_an_item_lets_other_tasks_run() {
+    let queue = PriorityQueue::new();
+    queue.add(0_u32);
+    let other_ran = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    tokio::spawn({
+        let other_ran = other_ran.clone();
+        async move { other_ran.store(true, std::sync::atomic::Ordering::SeqCst) }
+    });
+    let mut handled = 0;
+    while !other_ran.load(std::sync::atomic::Ordering::SeqCst) {
+        let item = queue.get().await.unwrap();
+        queue.done(&item);
+        queue.add(item + 1);
+        handled += 1;
+        assert!(handled < 10_000, "the worker never yielded");
+    }
+}
+
 #[test]
 fn debug_shows_the_queue_state() {
     let queue = PriorityQueue::new();

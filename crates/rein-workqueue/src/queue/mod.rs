@@ -3,8 +3,8 @@
 //!
 //! State (one mutex): the FIFO of items ready to hand out, and one map entry per item that is
 //! dirty (needs processing) and/or processing (handed out, not yet done). An item is in the FIFO
-//! at most once, and only while it is dirty and not processing. Waiting getters sleep on a
-//! `Notify`; producers only touch it when a getter is actually waiting.
+//! at most once, and only while it is dirty and not processing. Getters with nothing to take
+//! park; an add that queues an item wakes one parked getter, if any (see `crate::getters`).
 
 mod config;
 #[cfg(test)]
@@ -13,8 +13,7 @@ mod tests;
 use std::collections::hash_map::Entry as MapEntry;
 use std::collections::{HashMap, VecDeque};
 use std::fmt;
-use std::hash::{BuildHasher, RandomState};
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::hash::BuildHasher;
 use std::sync::{Arc, Mutex};
 
 use tokio::sync::Notify;
@@ -23,7 +22,8 @@ use tokio::time::Instant;
 pub use config::QueueConfig;
 
 use crate::Item;
-use crate::key::{Hashed, Key, PassThrough};
+use crate::getters::{BACKLOG, Getters, Parked, Taken};
+use crate::key::{Hashed, ItemHasher, Key, PassThrough};
 use crate::metrics::recorder::{ItemTimes, Recorder, UnfinishedWork, spawn_unfinished_work_loop};
 use crate::sync::{Closed, lock};
 
@@ -65,9 +65,7 @@ pub struct Queue<T> {
 pub(crate) struct Shared<T> {
     state: Mutex<State<T>>,
     /// Wakes getters waiting for an item (or for shut-down).
-    getters: Notify,
-    /// How many getters are (about to be) waiting; producers skip the `Notify` when zero.
-    waiting_getters: AtomicUsize,
+    getters: Getters,
     /// Wakes `shut_down_with_drain` when the last item in flight is done.
     drained: Notify,
     /// Closed on shut-down (and drop): stops the background tasks.
@@ -75,7 +73,7 @@ pub(crate) struct Shared<T> {
     metrics: Option<Recorder>,
     name: String,
     /// Hashes items before the lock is taken.
-    hasher: RandomState,
+    hasher: ItemHasher,
 }
 
 struct State<T> {
@@ -85,6 +83,8 @@ struct State<T> {
     items: HashMap<Hashed<T>, Entry, PassThrough>,
     /// How many entries are processing.
     processing: usize,
+    /// Getters waiting for an item and not yet woken.
+    parked: Parked,
     shutting_down: bool,
     drain: bool,
 }
@@ -114,16 +114,16 @@ impl<T: Item> Queue<T> {
                 queue: VecDeque::new(),
                 items: HashMap::default(),
                 processing: 0,
+                parked: Parked::default(),
                 shutting_down: false,
                 drain: false,
             }),
-            getters: Notify::new(),
-            waiting_getters: AtomicUsize::new(0),
+            getters: Getters::default(),
             drained: Notify::new(),
             closed: Arc::new(Closed::default()),
             metrics,
             name: config.name,
-            hasher: RandomState::new(),
+            hasher: ItemHasher::default(),
         });
         if has_metrics {
             spawn_unfinished_work_loop(Arc::downgrade(&shared), shared.closed.clone());
@@ -140,7 +140,7 @@ impl<T: Item> Queue<T> {
             item,
         };
         // A de-duplicated `key` is dropped after the lock is released (it may own memory).
-        {
+        let wake = {
             let mut state = lock(&shared.state);
             if state.shutting_down {
                 return;
@@ -164,15 +164,16 @@ impl<T: Item> Queue<T> {
             if let Some(metrics) = &shared.metrics {
                 metrics.added(&mut entry.times, Instant::now(), 0);
             }
-        }
-        shared.wake_one_getter();
+            state.parked.signal(1)
+        };
+        shared.getters.wake(wake);
     }
 
     /// Adds every item of `items` under one lock (the delaying queue's release path).
     pub(crate) fn add_batch(&self, items: &mut Vec<Hashed<T>>) {
         let shared = &*self.shared;
         let mut queued = 0;
-        {
+        let wake = {
             let mut state = lock(&shared.state);
             if state.shutting_down {
                 items.clear();
@@ -204,11 +205,9 @@ impl<T: Item> Queue<T> {
                     }
                 }
             }
-        }
-        let waiting = shared.waiting_getters.load(Ordering::SeqCst);
-        for _ in 0..queued.min(waiting) {
-            shared.getters.notify_one();
-        }
+            state.parked.signal(queued)
+        };
+        shared.getters.wake(wake);
     }
 
     /// Hashes `item` with this queue's hasher.
@@ -233,27 +232,18 @@ impl<T: Item> Queue<T> {
     /// Waits for the next item and marks it as processing; the caller must call
     /// [`done`](Self::done) with it when finished. After shut-down, items still queued are
     /// handed out; `None` once the queue is shut down and empty.
+    ///
+    /// A call that leaves fewer than 1,024 items queued spends one unit of tokio's cooperative
+    /// budget, so a worker that keeps catching up with producers on other threads still lets
+    /// the tasks on its own thread run; one working through a longer backlog does not yield
+    /// until it is shorter.
     pub async fn get(&self) -> Option<T> {
-        if let Some(result) = self.try_get_state() {
-            return result;
-        }
-        let shared = &*self.shared;
-        shared.waiting_getters.fetch_add(1, Ordering::SeqCst);
-        let _waiting = WaitingGetter(&shared.waiting_getters);
-        loop {
-            let notified = shared.getters.notified();
-            tokio::pin!(notified);
-            notified.as_mut().enable();
-            if let Some(result) = self.try_get_state() {
-                return result;
-            }
-            notified.await;
-        }
+        self.shared.getters.get(|park| self.try_get(park)).await
     }
 
     /// The next item if one is waiting (`Some(Some(item))`), `Some(None)` if shut down and
-    /// empty, `None` if the caller must wait.
-    fn try_get_state(&self) -> Option<Option<T>> {
+    /// empty, `None` if the caller must wait (counted as parked if `park`).
+    fn try_get(&self, park: bool) -> Option<Taken<Option<T>>> {
         let shared = &*self.shared;
         let mut state = lock(&shared.state);
         let state = &mut *state;
@@ -267,10 +257,21 @@ impl<T: Item> Queue<T> {
                     }
                 }
                 state.processing += 1;
-                Some(Some(item.item))
+                Some(Taken {
+                    result: Some(item.item),
+                    caught_up: state.queue.len() < BACKLOG,
+                })
             }
-            None if state.shutting_down => Some(None),
-            None => None,
+            None if state.shutting_down => Some(Taken {
+                result: None,
+                caught_up: false,
+            }),
+            None => {
+                if park {
+                    state.parked.park();
+                }
+                None
+            }
         }
     }
 
@@ -281,7 +282,7 @@ impl<T: Item> Queue<T> {
         let hash = shared.hasher.hash_one(item);
         // The removed key is dropped after the lock is released (it may own memory).
         let removed;
-        let requeued = {
+        let wake = {
             let mut state = lock(&shared.state);
             let Some((key, mut entry)) = state.items.remove_entry(&(hash, item) as &dyn Key<T>)
             else {
@@ -307,12 +308,10 @@ impl<T: Item> Queue<T> {
             if state.processing == 0 && state.drain {
                 shared.drained.notify_waiters();
             }
-            requeued
+            state.parked.signal(usize::from(requeued))
         };
         drop(removed);
-        if requeued {
-            shared.wake_one_getter();
-        }
+        shared.getters.wake(wake);
     }
 
     /// Shuts the queue down without waiting: later adds are ignored, getters receive the items
@@ -326,7 +325,7 @@ impl<T: Item> Queue<T> {
             state.shutting_down = true;
         }
         shared.closed.close();
-        shared.getters.notify_waiters();
+        shared.getters.wake_all();
         shared.drained.notify_waiters();
     }
 
@@ -341,7 +340,7 @@ impl<T: Item> Queue<T> {
             state.shutting_down = true;
         }
         shared.closed.close();
-        shared.getters.notify_waiters();
+        shared.getters.wake_all();
         loop {
             let notified = shared.drained.notified();
             tokio::pin!(notified);
@@ -372,14 +371,6 @@ impl<T: Item> Queue<T> {
     }
 }
 
-impl<T> Shared<T> {
-    fn wake_one_getter(&self) {
-        if self.waiting_getters.load(Ordering::SeqCst) > 0 {
-            self.getters.notify_one();
-        }
-    }
-}
-
 impl<T: Item> UnfinishedWork for Shared<T> {
     fn update_unfinished_work(&self) {
         let Some(metrics) = &self.metrics else { return };
@@ -392,15 +383,6 @@ impl<T: Item> UnfinishedWork for Shared<T> {
 impl<T> Drop for Shared<T> {
     fn drop(&mut self) {
         self.closed.close();
-    }
-}
-
-/// Counts a getter as waiting for as long as it lives (also when its future is dropped).
-pub(crate) struct WaitingGetter<'a>(pub(crate) &'a AtomicUsize);
-
-impl Drop for WaitingGetter<'_> {
-    fn drop(&mut self) {
-        self.0.fetch_sub(1, Ordering::SeqCst);
     }
 }
 

@@ -108,6 +108,133 @@ async fn cancelled_get_loses_nothing() {
     assert_eq!(getter.await.unwrap(), Some(1));
 }
 
+/// Spawns `n` getters on the current runtime and lets them park on the empty queue.
+async fn parked_getters<T: Item>(
+    queue: &Queue<T>,
+    n: usize,
+) -> Vec<tokio::task::JoinHandle<Option<T>>> {
+    let getters = (0..n)
+        .map(|_| {
+            let queue = queue.clone();
+            tokio::spawn(async move { queue.get().await })
+        })
+        .collect();
+    tokio::task::yield_now().await;
+    getters
+}
+
+/// The result of a parked getter, failing if it is not woken within a (paused-clock) minute.
+async fn woken<T>(getter: tokio::task::JoinHandle<Option<T>>) -> Option<T> {
+    timeout(Duration::from_secs(60), getter)
+        .await
+        .expect("a parked getter was not woken")
+        .unwrap()
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_burst_of_adds_reaches_every_parked_getter() {
+    let queue = Queue::new();
+    let getters = parked_getters(&queue, 3).await;
+    // Five adds without yielding: three parked getters to wake, two items left queued.
+    for i in 0..5 {
+        queue.add(i);
+    }
+    let mut got: Vec<_> = Vec::new();
+    for getter in getters {
+        got.push(woken(getter).await.unwrap());
+    }
+    got.sort_unstable();
+    assert_eq!(got, [0, 1, 2]);
+    assert_eq!(queue.len(), 2);
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_requeue_by_done_wakes_a_parked_getter() {
+    let queue = Queue::new();
+    queue.add("a");
+    let a = queue.get().await.unwrap();
+    queue.add("a"); // dirty while processing
+    let getters = parked_getters(&queue, 1).await;
+    queue.done(&a);
+    assert_eq!(woken(getters.into_iter().next().unwrap()).await, Some("a"));
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_parked_getter_still_wakes_after_another_was_cancelled() {
+    let queue = Queue::new();
+    // A getter counted as parked, then dropped: its count must not swallow a later wake-up.
+    assert!(get_blocks(&queue).await);
+    let getters = parked_getters(&queue, 1).await;
+    queue.add(1);
+    assert_eq!(woken(getters.into_iter().next().unwrap()).await, Some(1));
+    // And the next add, with no getter parked, is simply queued.
+    queue.add(2);
+    assert_eq!(queue.len(), 1);
+    assert_eq!(queue.get().await, Some(2));
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_signalled_getter_whose_item_was_taken_parks_again() {
+    let queue = Queue::new();
+    let getters = parked_getters(&queue, 1).await;
+    // The parked getter is signalled, but this task takes the item before it runs.
+    queue.add(1);
+    assert_eq!(queue.get().await, Some(1));
+    tokio::task::yield_now().await;
+    // It went back to waiting and is woken by the next add.
+    queue.add(2);
+    assert_eq!(woken(getters.into_iter().next().unwrap()).await, Some(2));
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_worker_that_always_finds_an_item_lets_other_tasks_run() {
+    // One thread: a worker whose queue never empties must still yield to other tasks.
+    let queue = Queue::new();
+    queue.add(0_u32);
+    let other_ran = Arc::new(AtomicUsize::new(0));
+    tokio::spawn({
+        let other_ran = other_ran.clone();
+        async move {
+            other_ran.store(1, Ordering::SeqCst);
+        }
+    });
+    let mut handled = 0;
+    while other_ran.load(Ordering::SeqCst) == 0 {
+        let item = queue.get().await.unwrap();
+        queue.done(&item);
+        queue.add(item + 1);
+        handled += 1;
+        assert!(handled < 10_000, "the worker never yielded");
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_worker_works_through_a_backlog_before_it_yields() {
+    // One thread: with 3,000 items queued the worker takes every get that leaves 1,024 or
+    // more without yielding; once the backlog is shorter it yields within a budget (128).
+    let queue = Queue::new();
+    for i in 0..3_000_u32 {
+        queue.add(i);
+    }
+    let other_ran = Arc::new(AtomicUsize::new(0));
+    tokio::spawn({
+        let other_ran = other_ran.clone();
+        async move {
+            other_ran.store(1, Ordering::SeqCst);
+        }
+    });
+    let mut handled = 0;
+    while other_ran.load(Ordering::SeqCst) == 0 {
+        let item = queue.get().await.unwrap();
+        queue.done(&item);
+        handled += 1;
+    }
+    assert!(
+        (3_000 - 1_024..3_000).contains(&handled),
+        "yielded after {handled} items"
+    );
+}
+
 #[tokio::test(start_paused = true)]
 async fn shut_down_drains_queued_items_then_reports_none() {
     let queue = Queue::new();
