@@ -126,8 +126,39 @@ impl fmt::Display for InformerStatus {
 struct Inner<K> {
     indexer: Indexer<K>,
     processor: Processor<K>,
-    queue: Arc<dyn Fifo<K>>,
+    queue: Arc<Queues<K>>,
     block_deltas: Mutex<()>,
+}
+
+/// The queues between the informer's reflectors and its cache: one, or one per namespace of
+/// a partitioned informer. Synced when every one is.
+#[derive(Debug)]
+pub(crate) struct Queues<K> {
+    all: Vec<Arc<dyn Fifo<K>>>,
+}
+
+impl<K> Queues<K> {
+    pub(crate) fn has_synced(&self) -> bool {
+        self.all.iter().all(|q| q.has_synced())
+    }
+
+    pub(crate) async fn wait_synced(&self) {
+        for q in &self.all {
+            q.wait_synced().await;
+        }
+    }
+
+    fn len(&self) -> usize {
+        self.all.iter().map(|q| q.len()).sum()
+    }
+}
+
+/// One reflector's share of an informer: what it lists and watches, the queue it fills, and
+/// the namespace it covers when the informer is partitioned by namespace.
+struct Partition<K> {
+    namespace: Option<String>,
+    lister_watcher: Arc<dyn ListerWatcher<K>>,
+    queue: Arc<dyn Fifo<K>>,
 }
 
 struct Lifecycle<K> {
@@ -137,7 +168,7 @@ struct Lifecycle<K> {
     runtime: Option<(tokio::runtime::Handle, CancellationToken)>,
     transform: Option<TransformFn<K>>,
     watch_error_handler: Option<WatchErrorHandler>,
-    lister_watcher: Option<Arc<dyn ListerWatcher<K>>>,
+    partitions: Vec<Partition<K>>,
 }
 
 /// client-go's `SharedIndexInformer`: lists and watches one resource, keeps an indexed cache and
@@ -147,7 +178,8 @@ pub struct SharedIndexInformer<K> {
     lifecycle: Mutex<Lifecycle<K>>,
     options: InformerOptions,
     running: AtomicBool,
-    controller: Mutex<Option<Arc<InformerController<K>>>>,
+    /// The running reflectors' controllers, one per partition.
+    controllers: Mutex<Vec<Arc<InformerController<K>>>>,
 }
 
 impl<K> fmt::Debug for SharedIndexInformer<K> {
@@ -180,6 +212,49 @@ where
                 ..Default::default()
             })),
         };
+        let partition = Partition {
+            namespace: None,
+            lister_watcher,
+            queue,
+        };
+        Self::from_partitions(indexer, vec![partition], options)
+    }
+
+    /// An informer over several namespaces of one kind (controller-runtime's multi-namespace
+    /// cache): one lister-watcher per namespace, each with its own reflector, queue and
+    /// resourceVersion, all feeding one cache and one set of handlers. Each lister-watcher
+    /// must see only objects of its namespace: a relist of one namespace replaces that
+    /// namespace's objects in the cache and leaves the others alone. Synced once every
+    /// namespace has synced. The queues are RealFIFOs whatever `options.queue` says (a
+    /// DeltaFIFO's relist would compare against the whole cache).
+    ///
+    /// With one namespace this is [`SharedIndexInformer::from_arc`].
+    pub fn per_namespace(
+        lister_watchers: Vec<(String, Arc<dyn ListerWatcher<K>>)>,
+        options: InformerOptions,
+    ) -> Self {
+        if let [(_, only)] = lister_watchers.as_slice() {
+            return Self::from_arc(only.clone(), options);
+        }
+        let partitions = lister_watchers
+            .into_iter()
+            .map(|(namespace, lister_watcher)| Partition {
+                namespace: Some(namespace),
+                lister_watcher,
+                queue: Arc::new(RealFifo::new(RealFifoOptions::default())) as Arc<dyn Fifo<K>>,
+            })
+            .collect();
+        Self::from_partitions(Indexer::new(), partitions, options)
+    }
+
+    fn from_partitions(
+        indexer: Indexer<K>,
+        partitions: Vec<Partition<K>>,
+        options: InformerOptions,
+    ) -> Self {
+        let queue = Arc::new(Queues {
+            all: partitions.iter().map(|p| p.queue.clone()).collect(),
+        });
         SharedIndexInformer {
             inner: Arc::new(Inner {
                 indexer,
@@ -194,12 +269,18 @@ where
                 runtime: None,
                 transform: None,
                 watch_error_handler: None,
-                lister_watcher: Some(lister_watcher),
+                partitions,
             }),
             options,
             running: AtomicBool::new(false),
-            controller: Mutex::new(None),
+            controllers: Mutex::new(Vec::new()),
         }
+    }
+
+    /// How many reflectors feed the cache: one, or one per namespace
+    /// ([`SharedIndexInformer::per_namespace`]).
+    pub fn reflector_count(&self) -> usize {
+        self.inner.queue.all.len()
     }
 
     /// The informer's cache.
@@ -272,9 +353,9 @@ where
             stopped,
             synced: self.has_synced(),
             reflector: self
-                .controller
+                .controllers
                 .lock()
-                .as_ref()
+                .first()
                 .map(|c| c.reflector_status()),
             queued: self.inner.queue.len(),
             handler_buffers: self.inner.processor.buffered(),
@@ -282,11 +363,12 @@ where
         }
     }
 
-    /// The resource version of the last list, event or bookmark the reflector applied.
+    /// The resource version of the last list, event or bookmark the reflector applied (the
+    /// first namespace's reflector for a per-namespace informer).
     pub fn last_sync_resource_version(&self) -> Option<String> {
-        self.controller
+        self.controllers
             .lock()
-            .as_ref()
+            .first()
             .and_then(|c| c.last_sync_resource_version())
     }
 
@@ -376,7 +458,7 @@ where
             return;
         }
         let processor_stop = CancellationToken::new();
-        let (lister_watcher, transform, watch_error_handler, check_period) = {
+        let (partitions, transform, watch_error_handler, check_period) = {
             let mut lc = self.lifecycle.lock();
             lc.started = true;
             let handle = tokio::runtime::Handle::current();
@@ -385,41 +467,51 @@ where
             }
             lc.runtime = Some((handle, processor_stop.clone()));
             (
-                lc.lister_watcher.take(),
+                std::mem::take(&mut lc.partitions),
                 lc.transform.clone(),
                 lc.watch_error_handler.clone(),
                 lc.check_period,
             )
         };
-        let Some(lister_watcher) = lister_watcher else {
+        if partitions.is_empty() {
             return;
-        };
+        }
         let mut reflector = self.options.reflector.clone();
         reflector.resync_period = check_period;
-        let inner = self.inner.clone();
-        let should = self.inner.clone();
-        let processor = self.inner.clone();
-        let controller = Arc::new(
-            InformerController::new(InformerControllerConfig {
-                queue: self.inner.queue.clone(),
-                lister_watcher,
-                process: Box::new(move |deltas, initial| {
-                    inner.process_deltas(deltas, initial);
-                    Ok(())
-                }),
-                reflector,
-                should_resync: Some(Arc::new(move || should.processor.should_resync())),
-                watch_error_handler,
-                transform,
-                retry_on_error: false,
+        let controllers: Vec<_> = partitions
+            .into_iter()
+            .map(|partition| {
+                let inner = self.inner.clone();
+                let should = self.inner.clone();
+                let processor = self.inner.clone();
+                let mut reflector = reflector.clone();
+                if let Some(ns) = &partition.namespace {
+                    reflector.name = format!("{} in {ns}", reflector.name);
+                }
+                let scope = partition.namespace;
+                Arc::new(
+                    InformerController::new(InformerControllerConfig {
+                        queue: partition.queue,
+                        lister_watcher: partition.lister_watcher,
+                        process: Box::new(move |deltas, initial| {
+                            inner.process_deltas(deltas, initial, scope.as_deref());
+                            Ok(())
+                        }),
+                        reflector,
+                        should_resync: Some(Arc::new(move || should.processor.should_resync())),
+                        watch_error_handler: watch_error_handler.clone(),
+                        transform: transform.clone(),
+                        retry_on_error: false,
+                    })
+                    .with_known_objects(self.inner.indexer.clone())
+                    .with_behind(Arc::new(move || {
+                        processor.processor.behind(HANDLER_BUFFER_SOFT_LIMIT)
+                    })),
+                )
             })
-            .with_known_objects(self.inner.indexer.clone())
-            .with_behind(Arc::new(move || {
-                processor.processor.behind(HANDLER_BUFFER_SOFT_LIMIT)
-            })),
-        );
-        *self.controller.lock() = Some(controller.clone());
-        controller.run(stop).await;
+            .collect();
+        *self.controllers.lock() = controllers.clone();
+        futures::future::join_all(controllers.iter().map(|c| c.run(stop.clone()))).await;
         processor_stop.cancel();
         self.lifecycle.lock().stopped = true;
     }
@@ -431,7 +523,7 @@ impl<K: Resource + Send + Sync + 'static> HasSynced for SharedIndexInformer<K> {
     }
 
     fn wait_synced(&self) -> BoxFuture<'_, ()> {
-        self.inner.queue.wait_synced()
+        Box::pin(self.inner.queue.wait_synced())
     }
 }
 
@@ -457,7 +549,9 @@ impl<K: Resource + Send + Sync + 'static> Inner<K> {
     }
 
     /// client-go's `processDeltas`: store presence, not the delta type, decides add vs update.
-    fn process_deltas(&self, deltas: Vec<Delta<K>>, initial: bool) {
+    /// `scope`: the namespace this batch's reflector covers in a per-namespace informer (its
+    /// relists and resyncs touch that namespace only).
+    fn process_deltas(&self, deltas: Vec<Delta<K>>, initial: bool, scope: Option<&str>) {
         let _block = self.block_deltas.lock();
         for delta in deltas {
             match (delta.kind, delta.object) {
@@ -488,9 +582,16 @@ impl<K: Resource + Send + Sync + 'static> Inner<K> {
                         objects,
                         resource_version,
                     },
-                ) => self.replace_all(objects, resource_version, initial),
+                ) => match scope {
+                    Some(ns) => self.replace_namespace(ns, objects, resource_version, initial),
+                    None => self.replace_all(objects, resource_version, initial),
+                },
                 (DeltaType::SyncAll, _) => {
-                    for obj in self.indexer.list() {
+                    let objects = match scope {
+                        Some(ns) => self.in_namespace(ns),
+                        None => self.indexer.list(),
+                    };
+                    for obj in objects {
                         self.processor
                             .distribute(Notification::Update(obj.clone(), obj), true);
                     }
@@ -501,6 +602,53 @@ impl<K: Resource + Send + Sync + 'static> Inner<K> {
                 (kind, _) => tracing::warn!(?kind, "ignoring a malformed delta"),
             }
         }
+    }
+
+    /// The cached objects of one namespace.
+    fn in_namespace(&self, ns: &str) -> Vec<Arc<K>> {
+        match self.indexer.by_index(crate::NAMESPACE_INDEX, ns) {
+            Ok(found) => found,
+            Err(_) => self
+                .indexer
+                .list()
+                .into_iter()
+                .filter(|o| o.meta().namespace.as_deref() == Some(ns))
+                .collect(),
+        }
+    }
+
+    /// A relist of one namespace of a per-namespace informer: that namespace's objects missing
+    /// from the list are deleted (as tombstones) first, then the list is stored in order; the
+    /// other namespaces are left alone.
+    fn replace_namespace(
+        &self,
+        ns: &str,
+        objects: Vec<Arc<K>>,
+        resource_version: String,
+        initial: bool,
+    ) {
+        let mut old: std::collections::HashMap<Arc<str>, Arc<K>> = self
+            .in_namespace(ns)
+            .into_iter()
+            .map(|o| (self.indexer.arc_key(&o), o))
+            .collect();
+        for obj in &objects {
+            old.remove(&self.indexer.arc_key(obj));
+        }
+        for (key, obj) in old {
+            self.indexer.delete_by_key(&key);
+            self.processor.distribute(
+                Notification::Delete(DeletedObject::Tombstone {
+                    key: key.to_string(),
+                    obj,
+                }),
+                false,
+            );
+        }
+        for obj in objects {
+            self.upsert_and_notify(obj, initial);
+        }
+        self.indexer.bookmark(resource_version);
     }
 
     /// Applies an atomic replacement: deletions (as tombstones) first, then adds and updates in

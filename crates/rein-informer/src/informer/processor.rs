@@ -11,7 +11,8 @@ use tokio::sync::{Notify, mpsc};
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
-use crate::{DeletedObject, Fifo, ResourceEventHandler};
+use super::Queues;
+use crate::{DeletedObject, ResourceEventHandler};
 
 /// The smallest per-handler resync period (client-go's `minimumResyncPeriod`).
 pub(crate) const MINIMUM_RESYNC_PERIOD: Duration = Duration::from_secs(1);
@@ -47,7 +48,7 @@ pub(crate) struct Listener<K> {
     requested_resync: Duration,
     resync: Mutex<(Duration, Instant)>,
     syncing: AtomicBool,
-    queue: Arc<dyn Fifo<K>>,
+    queue: Arc<Queues<K>>,
     /// Woken whenever `pending_initial` drops to zero.
     initial_done: Notify,
 }
@@ -57,7 +58,7 @@ impl<K> Listener<K> {
         handler: Arc<dyn ResourceEventHandler<K>>,
         requested_resync: Duration,
         effective_resync: Duration,
-        queue: Arc<dyn Fifo<K>>,
+        queue: Arc<Queues<K>>,
     ) -> Self {
         let (tx, rx) = mpsc::unbounded_channel();
         Listener {
