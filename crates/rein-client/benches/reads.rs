@@ -80,7 +80,7 @@ fn realistic_pod(i: usize) -> Pod {
             "containers": [container("app", 8080), container("sidecar", 8081)],
             "volumes": [{"name": "config", "configMap": {"name": "app-config"}},
                         {"name": "kube-api-access", "projected": {"sources": [{"serviceAccountToken": {"path": "token", "expirationSeconds": 3607}}]}}],
-            "nodeName": format!("node-{}", i % 50), "serviceAccountName": "app", "restartPolicy": "Always",
+            "nodeName": format!("big-node-{}", i % 50), "serviceAccountName": "app", "restartPolicy": "Always",
             "tolerations": [{"key": "node.kubernetes.io/not-ready", "operator": "Exists", "effect": "NoExecute", "tolerationSeconds": 300}]
         },
         "status": {
