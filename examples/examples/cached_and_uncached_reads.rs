@@ -5,6 +5,7 @@
 // smoke-expect: dynamic ConfigMap default/settings: served by api_server
 // smoke-expect: cached_and_uncached_reads finished
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use k8s_openapi::api::core::v1::{ConfigMap, Container, Pod, PodSpec, Secret};
@@ -61,11 +62,11 @@ async fn main() -> anyhow::Result<()> {
     anyhow::ensure!(cache.wait_for_cache_sync().await, "the cache did not start");
 
     let key = ObjectKey::new("default", "web-0");
-    let first: Pod = tokio::time::timeout(Duration::from_secs(30), client.get(&key)).await??;
+    let first: Arc<Pod> = tokio::time::timeout(Duration::from_secs(30), client.get(&key)).await??;
     report("Pod", &key, "get");
     env.clear_requests();
     for _ in 0..10 {
-        let again: Pod = client.get(&key).await?;
+        let again: Arc<Pod> = client.get(&key).await?;
         assert_eq!(again.metadata.uid, first.metadata.uid);
     }
     let pods = client
@@ -83,7 +84,7 @@ async fn main() -> anyhow::Result<()> {
     );
 
     let secret_key = ObjectKey::new("default", "token");
-    let _secret: Secret = client.get(&secret_key).await?;
+    let _secret: Arc<Secret> = client.get(&secret_key).await?;
     report("Secret", &secret_key, "get");
 
     let cm_key = ObjectKey::new("default", "settings");
@@ -97,10 +98,10 @@ async fn main() -> anyhow::Result<()> {
     report("ConfigMap", &cm_key, "get");
 
     // The uncached API reader is always available.
-    let live: Pod = client.api_reader().get(&key).await?;
+    let live: Arc<Pod> = client.api_reader().get(&key).await?;
     println!(
         "api_reader got {} live",
-        live.metadata.name.unwrap_or_default()
+        live.metadata.name.as_deref().unwrap_or_default()
     );
 
     stop.cancel();

@@ -5,6 +5,7 @@
 // smoke-expect: cached_client finished
 
 use std::path::PathBuf;
+use std::sync::Arc;
 use std::time::Duration;
 
 use clap::Parser;
@@ -81,13 +82,13 @@ async fn main() -> anyhow::Result<()> {
 
     let key = ObjectKey::new(&args.namespace, &args.name);
     let before = reads_served("Pod", "get", ReadSource::Cache);
-    let pod: Pod = tokio::time::timeout(Duration::from_secs(30), client.get(&key)).await??;
+    let pod: Arc<Pod> = tokio::time::timeout(Duration::from_secs(30), client.get(&key)).await??;
     let from_cache = reads_served("Pod", "get", ReadSource::Cache) > before;
     println!(
         "got pod {} (phase {:?}, uid {})",
         key,
-        pod.status.and_then(|s| s.phase),
-        pod.metadata.uid.unwrap_or_default()
+        pod.status.as_ref().and_then(|s| s.phase.as_deref()),
+        pod.metadata.uid.as_deref().unwrap_or_default()
     );
     println!(
         "served by: {}",

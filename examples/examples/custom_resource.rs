@@ -241,8 +241,9 @@ impl Reconciler for WidgetReconciler {
 
     async fn reconcile(&self, _ctx: Context, req: Request) -> Result<Action, anyhow::Error> {
         let key: &ObjectKey = &req.key;
+        // The cache lends its object (`Arc<Widget>`); take an owned copy to modify it.
         let mut widget = match self.client.get::<Widget>(key).await {
-            Ok(w) => w,
+            Ok(w) => Arc::unwrap_or_clone(w),
             Err(err) if err.is_not_found() => return Ok(Action::done()),
             Err(err) => return Err(err.into()),
         };

@@ -6,6 +6,7 @@
 // smoke-expect: deployment_controller finished
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 use std::time::Duration;
 
 use k8s_openapi::api::apps::v1::{Deployment, DeploymentSpec, ReplicaSet, ReplicaSetSpec};
@@ -55,12 +56,14 @@ impl Reconciler for DeploymentReconciler {
                     }),
                     ..ReplicaSet::default()
                 };
-                set_controller_reference(&deploy, &mut rs, self.client.scheme())?;
+                set_controller_reference(&*deploy, &mut rs, self.client.scheme())?;
                 ignore_already_exists(self.client.create(&rs, &PostParams::default()).await)?;
             }
-            Some(mut rs) => {
+            Some(rs) => {
                 let current = rs.spec.as_ref().and_then(|s| s.replicas);
                 if current != spec.replicas {
+                    // The cache lends its object; modify an owned copy.
+                    let mut rs = Arc::unwrap_or_clone(rs);
                     if let Some(s) = rs.spec.as_mut() {
                         s.replicas = spec.replicas;
                     }

@@ -38,6 +38,7 @@ async fn main() -> anyhow::Result<()> {
             let cm = client.get::<ConfigMap>(&req.key).await?;
             let n = cm
                 .data
+                .as_ref()
                 .and_then(|d| d.get("n").cloned())
                 .unwrap_or_default();
             last.store(n.parse().unwrap_or(0), Ordering::SeqCst);

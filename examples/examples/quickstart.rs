@@ -30,6 +30,7 @@
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use anyhow::Context as _;
@@ -181,7 +182,7 @@ impl Reconciler for Scaler {
                 spec: template.spec.clone(),
                 ..Pod::default()
             };
-            set_controller_reference(&rs, &mut pod, self.client.scheme())?;
+            set_controller_reference(&*rs, &mut pod, self.client.scheme())?;
             if ignore_already_exists(self.client.create(&pod, &PostParams::default()).await)?
                 .is_some()
             {
@@ -191,6 +192,7 @@ impl Reconciler for Scaler {
         // Scale down: delete the Pods beyond `replicas`, highest index first.
         let mut extra: Vec<&Pod> = owned
             .iter()
+            .map(|p| &**p)
             .filter(|p| pod_index(p, req.name()).is_none_or(|i| i >= replicas))
             .collect();
         extra.sort_by_key(|p| std::cmp::Reverse(p.name_any()));
@@ -223,7 +225,10 @@ impl Reconciler for PodCounter {
     type Error = anyhow::Error;
 
     async fn reconcile(&self, _ctx: Context, req: Request) -> anyhow::Result<Action> {
-        let Some(mut rs) = ignore_not_found(self.client.get::<ReplicaSet>(&req.key).await)? else {
+        // The cache lends its object; `Arc::unwrap_or_clone` gives the copy we modify.
+        let Some(mut rs) = ignore_not_found(self.client.get::<ReplicaSet>(&req.key).await)?
+            .map(Arc::unwrap_or_clone)
+        else {
             return Ok(Action::done());
         };
         let count = owned_pods(&self.client, &rs).await?.len().to_string();
@@ -250,7 +255,7 @@ impl Reconciler for PodCounter {
 }
 
 /// The live Pods matching the ReplicaSet's selector and controlled by it, read from the cache.
-async fn owned_pods(client: &Client, rs: &ReplicaSet) -> anyhow::Result<Vec<Pod>> {
+async fn owned_pods(client: &Client, rs: &ReplicaSet) -> anyhow::Result<Vec<Arc<Pod>>> {
     let spec = rs.spec.clone().unwrap_or_default();
     let selector = Selector::from_label_selector(&spec.selector)?;
     let pods = client

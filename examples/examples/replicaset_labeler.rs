@@ -4,6 +4,7 @@
 // smoke-expect: labeled replicaset default/frontend pod-count=3
 // smoke-expect: replicaset_labeler finished
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use async_trait::async_trait;
@@ -39,8 +40,10 @@ impl Reconciler for ReplicaSetReconciler {
 
     async fn reconcile(&self, _ctx: Context, req: Request) -> anyhow::Result<Action> {
         // Read the ReplicaSet (from the cache); it may be gone already.
+        // The cache lends its object (`Arc<ReplicaSet>`, no copy); we take an owned copy
+        // because we modify it below.
         let mut rs: ReplicaSet = match self.client.get(&req.key).await {
-            Ok(rs) => rs,
+            Ok(rs) => Arc::unwrap_or_clone(rs),
             Err(err) if err.is_not_found() => return Ok(Action::done()),
             Err(err) => return Err(err.into()),
         };
@@ -166,7 +169,7 @@ async fn wait_for_label(client: &Client, expected: &str) -> anyhow::Result<()> {
     let key = ObjectKey::new("default", "frontend");
     tokio::time::timeout(Duration::from_secs(30), async {
         loop {
-            let rs: ReplicaSet = client.get(&key).await?;
+            let rs: Arc<ReplicaSet> = client.get(&key).await?;
             let label = rs.metadata.labels.as_ref().and_then(|l| l.get("pod-count"));
             if label.map(String::as_str) == Some(expected) {
                 return anyhow::Ok(());

@@ -73,7 +73,7 @@ impl Reconciler for ReplicaSetReconciler {
                 spec: template.spec.clone(),
                 ..Pod::default()
             };
-            set_controller_reference(&rs, &mut pod, self.client.scheme())?;
+            set_controller_reference(&*rs, &mut pod, self.client.scheme())?;
             if ignore_already_exists(self.client.create(&pod, &PostParams::default()).await)?
                 .is_some()
             {

@@ -65,7 +65,7 @@ async fn replica(
         let (client, me) = (client.clone(), me.clone());
         async move {
             // Reads come from this replica's cache, which holds only its own ConfigMaps.
-            let cm: ConfigMap = client.get(&req.key).await?;
+            let cm: std::sync::Arc<ConfigMap> = client.get(&req.key).await?;
             let owner = cm.data.as_ref().and_then(|d| d.get("reconciled-by"));
             if owner != Some(&me) {
                 let patch = serde_json::json!({ "data": { "reconciled-by": me } });

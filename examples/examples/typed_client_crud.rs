@@ -8,6 +8,7 @@
 use std::collections::BTreeMap;
 use std::io::BufRead;
 use std::path::PathBuf;
+use std::sync::Arc;
 
 use clap::Parser;
 use k8s_openapi::api::apps::v1::{Deployment, DeploymentSpec};
@@ -89,7 +90,7 @@ async fn main() -> anyhow::Result<()> {
     // retry.RetryOnConflict).
     let key = ObjectKey::new(namespace, "demo-deployment");
     loop {
-        let mut latest: Deployment = client.get(&key).await?;
+        let mut latest: Deployment = Arc::unwrap_or_clone(client.get(&key).await?);
         if let Some(spec) = latest.spec.as_mut() {
             spec.replicas = Some(1);
             if let Some(c) = spec

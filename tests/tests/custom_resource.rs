@@ -98,7 +98,7 @@ impl Reconciler for WidgetReconciler {
                 )])),
                 ..ConfigMap::default()
             };
-            set_controller_reference(&widget, &mut cm, self.client.scheme())?;
+            set_controller_reference(&*widget, &mut cm, self.client.scheme())?;
             rein::client::ignore_already_exists(
                 self.client.create(&cm, &PostParams::default()).await,
             )?;
@@ -108,7 +108,7 @@ impl Reconciler for WidgetReconciler {
             config_map: name,
         };
         if widget.status.as_ref() != Some(&want) {
-            let mut widget = widget;
+            let mut widget = Arc::unwrap_or_clone(widget);
             widget.status = Some(want);
             self.client
                 .status()
@@ -208,7 +208,7 @@ async fn derived_custom_resource_is_reconciled_with_status_and_validated() {
     let status = eventually("the Widget's status", || {
         let client = client.clone();
         let key = key.clone();
-        async move { client.get::<Widget>(&key).await.ok()?.status }
+        async move { client.get::<Widget>(&key).await.ok()?.status.clone() }
     })
     .await;
     assert_eq!(
@@ -219,7 +219,7 @@ async fn derived_custom_resource_is_reconciled_with_status_and_validated() {
         }
     );
     let cm_key = ObjectKey::new("default", "demo-config");
-    let cm: ConfigMap = client.get(&cm_key).await.unwrap();
+    let cm: Arc<ConfigMap> = client.get(&cm_key).await.unwrap();
     let owner = &cm.metadata.owner_references.as_ref().unwrap()[0];
     assert_eq!(
         (
@@ -253,7 +253,7 @@ async fn derived_custom_resource_is_reconciled_with_status_and_validated() {
 
     // The status subresource: a spec update leaves the status alone, and the controller
     // brings the status up to the new spec.
-    let mut stored: Widget = client.api_reader().get(&key).await.unwrap();
+    let mut stored: Widget = Arc::unwrap_or_clone(client.api_reader().get(&key).await.unwrap());
     stored.spec.replicas = 5;
     stored.status = Some(WidgetStatus::default());
     let updated = client
@@ -269,7 +269,7 @@ async fn derived_custom_resource_is_reconciled_with_status_and_validated() {
         let client = client.clone();
         let key = key.clone();
         async move {
-            let status = client.get::<Widget>(&key).await.ok()?.status?;
+            let status = client.get::<Widget>(&key).await.ok()?.status.clone()?;
             (status.ready_replicas == 5).then_some(())
         }
     })

@@ -2,6 +2,7 @@
 //! writes an object's status and reconciles it again at once sees its own status write, even
 //! while the cache's watch is held back (fault injection); with the option off it does not.
 
+use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
@@ -59,7 +60,7 @@ impl Reconciler for WritesThenReads {
             1 => {
                 let _ = self.steps.send(Step::ReadingAgain);
                 let pod = self.client.get::<Pod>(&req.key).await?;
-                let message = pod.status.and_then(|s| s.message);
+                let message = pod.status.as_ref().and_then(|s| s.message.clone());
                 let _ = self.steps.send(Step::Saw(message));
                 Ok(Action::done())
             }
@@ -134,12 +135,16 @@ async fn second_reconcile_sees(
     };
     env.faults().clear();
     // The write itself reached the server either way.
-    let stored: Pod = Client::new(env.client())
+    let stored: Arc<Pod> = Client::new(env.client())
         .get(&ObjectKey::new("default", "p"))
         .await
         .unwrap();
     assert_eq!(
-        stored.status.and_then(|s| s.message).as_deref(),
+        stored
+            .status
+            .as_ref()
+            .and_then(|s| s.message.clone())
+            .as_deref(),
         Some("written")
     );
     stop.cancel();

@@ -2,6 +2,7 @@
 //! write followed at once by a read of the same object (on: the read waits for the informer
 //! to deliver the write; off: it answers at once, possibly stale).
 
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use k8s_openapi::api::core::v1::{ConfigMap, Container, Pod, PodSpec};
@@ -58,7 +59,7 @@ fn client(env: &rein_testenv::TestEnv, cache: &Cache, ryow: ReadYourWrites) -> C
 async fn gets(client: &Client, key: &ObjectKey, n: usize) -> f64 {
     let start = Instant::now();
     for _ in 0..n {
-        let _: Pod = client.get(key).await.unwrap_or_else(|e| panic!("{e}"));
+        let _: Arc<Pod> = client.get(key).await.unwrap_or_else(|e| panic!("{e}"));
     }
     per_op(start.elapsed(), n)
 }
@@ -85,7 +86,7 @@ async fn write_then_read(client: &Client, key: &ObjectKey, n: usize) -> (f64, us
             .patch(key, &patch, &PatchParams::default())
             .await
             .unwrap_or_else(|e| panic!("{e}"));
-        let read: ConfigMap = client.get(key).await.unwrap_or_else(|e| panic!("{e}"));
+        let read: Arc<ConfigMap> = client.get(key).await.unwrap_or_else(|e| panic!("{e}"));
         if read.metadata.resource_version == written.metadata.resource_version {
             fresh += 1;
         }
@@ -124,7 +125,7 @@ async fn run() {
     });
     assert!(cache.wait_for_cache_sync().await, "the cache syncs");
     let cm_key = ObjectKey::new("default", "cm");
-    let _: ConfigMap = on.get(&cm_key).await.unwrap_or_else(|e| panic!("{e}"));
+    let _: Arc<ConfigMap> = on.get(&cm_key).await.unwrap_or_else(|e| panic!("{e}"));
 
     // Reads with no write still open: `on` has written the pod (so it follows Pods) and read
     // it back (so nothing is open); `off` does not track at all.
@@ -134,7 +135,7 @@ async fn run() {
         .patch(&key, &label, &PatchParams::default())
         .await
         .unwrap_or_else(|e| panic!("{e}"));
-    let _: Pod = on.get(&key).await.unwrap_or_else(|e| panic!("{e}"));
+    let _: Arc<Pod> = on.get(&key).await.unwrap_or_else(|e| panic!("{e}"));
     let by_label = ListOptions::default()
         .namespace("default")
         .matching_labels([("app", "app-3")]);

@@ -1,6 +1,10 @@
 //! `Endpoint`: one kind's REST collection, and the raw verbs on it shared by the typed and
 //! dynamic clients.
 
+use std::any::TypeId;
+use std::collections::HashMap;
+use std::sync::{Arc, LazyLock, PoisonError, RwLock};
+
 use futures::StreamExt;
 use futures::stream::BoxStream;
 use kube_client::core::{
@@ -22,17 +26,39 @@ pub(crate) struct Endpoint {
     pub(crate) resource: ApiResource,
     pub(crate) scope: Scope,
     pub(crate) gvk: GroupVersionKind,
+    /// Reads and patches ask for metadata only (`PartialObjectMeta<K>`): the server answers
+    /// with `PartialObjectMetadata` / `PartialObjectMetadataList`.
+    pub(crate) metadata_only: bool,
 }
 
+/// Every typed kind's endpoint, built once per type: a cached read asks for its kind's
+/// endpoint on every call, and building one allocates every name.
+static TYPED: LazyLock<RwLock<HashMap<TypeId, Arc<Endpoint>>>> = LazyLock::new(RwLock::default);
+
 impl Endpoint {
-    pub(crate) fn of<K: Object>() -> Self {
+    pub(crate) fn of<K: Object>() -> Arc<Self> {
+        let id = TypeId::of::<K>();
+        if let Some(found) = TYPED
+            .read()
+            .unwrap_or_else(PoisonError::into_inner)
+            .get(&id)
+        {
+            return found.clone();
+        }
         let resource = ApiResource::erase::<K>(&());
         let gvk = GroupVersionKind::new(&resource.group, &resource.version, &resource.kind);
-        Self {
+        let endpoint = Arc::new(Self {
             resource,
             scope: Scope::of::<K>(),
             gvk,
-        }
+            metadata_only: K::metadata_api(),
+        });
+        TYPED
+            .write()
+            .unwrap_or_else(PoisonError::into_inner)
+            .entry(id)
+            .or_insert(endpoint)
+            .clone()
     }
 
     pub(crate) fn from_mapping(mapping: &RestMapping) -> Self {
@@ -40,6 +66,7 @@ impl Endpoint {
             resource: mapping.api_resource(),
             scope: mapping.scope,
             gvk: mapping.gvk.clone(),
+            metadata_only: false,
         }
     }
 
@@ -99,7 +126,12 @@ impl Endpoint {
     ) -> Result<T, Error> {
         let action = self.action("getting", key);
         let req = self.object_request(key.namespace.as_deref(), &action)?;
-        Self::send(kube, action, req.get(&key.name, &GetParams::default())).await
+        let built = if self.metadata_only {
+            req.get_metadata(&key.name, &GetParams::default())
+        } else {
+            req.get(&key.name, &GetParams::default())
+        };
+        Self::send(kube, action, built).await
     }
 
     pub(crate) async fn list<T: DeserializeOwned + Clone>(
@@ -112,7 +144,12 @@ impl Endpoint {
             &opts.namespace.as_deref().unwrap_or("(all namespaces)"),
         );
         let req = self.collection_request(opts.namespace.as_deref());
-        Self::send(kube, action, req.list(&opts.to_list_params())).await
+        let built = if self.metadata_only {
+            req.list_metadata(&opts.to_list_params())
+        } else {
+            req.list(&opts.to_list_params())
+        };
+        Self::send(kube, action, built).await
     }
 
     /// A watch of the collection from `resource_version`, with the list options' selectors.
@@ -134,12 +171,15 @@ impl Endpoint {
             ..WatchParams::default()
         };
         let req = self.collection_request(opts.namespace.as_deref());
-        let request = req
-            .watch(&wp, resource_version)
-            .map_err(|e| Error::InvalidInput {
-                action: action.clone(),
-                problem: e.to_string(),
-            })?;
+        let request = if self.metadata_only {
+            req.watch_metadata(&wp, resource_version)
+        } else {
+            req.watch(&wp, resource_version)
+        }
+        .map_err(|e| Error::InvalidInput {
+            action: action.clone(),
+            problem: e.to_string(),
+        })?;
         let events = kube
             .request_events::<T>(request)
             .await
@@ -207,6 +247,7 @@ impl Endpoint {
         let req = self.object_request(key.namespace.as_deref(), &action)?;
         let built = match subresource {
             Some(sub) => req.patch_subresource(sub, &key.name, pp, patch),
+            None if self.metadata_only => req.patch_metadata(&key.name, pp, patch),
             None => req.patch(&key.name, pp, patch),
         };
         Self::send(kube, action, built).await

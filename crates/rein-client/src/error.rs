@@ -132,6 +132,18 @@ pub enum Error {
         /// Which option the cache cannot serve.
         problem: String,
     },
+    /// A read named a namespace the cache does not hold for this kind (controller-runtime's
+    /// "unknown namespace for the cache"): the cache is restricted to `cached` namespaces.
+    /// Read such objects with [`Client::api_reader`](crate::Client::api_reader).
+    #[error("{action}: namespace {namespace:?} is not cached (the cache holds {cached:?})")]
+    NamespaceNotCached {
+        /// What was being attempted.
+        action: String,
+        /// The namespace asked for.
+        namespace: String,
+        /// The namespaces the cache holds for the kind.
+        cached: Vec<String>,
+    },
     /// The cache was stopped, or has not been started, before an informer could sync.
     #[error("{action}: the cache is not running")]
     CacheNotRunning {

@@ -6,7 +6,10 @@
 //! kube-client.
 //!
 //! - [`Client`]: the delegating client. Reads come from the [`cache::Cache`] unless a kind is
-//!   declared uncached; writes go to the server. [`Client::status`], [`Client::sub_resource`],
+//!   declared uncached; writes go to the server. A cached `get`/`list` hands out the cached
+//!   objects themselves as `Arc<K>`, never a copy (`Arc::unwrap_or_clone` for one to modify).
+//!   Any kind `K` can also be read, cached and watched as [`PartialObjectMeta<K>`]: its
+//!   metadata only (controller-runtime's `PartialObjectMetadata`, `OnlyMetadata`). [`Client::status`], [`Client::sub_resource`],
 //!   [`Client::dynamic`] and [`Client::discovery`] hang off it.
 //! - [`Error`]: API failures keep the server's `Status`; `is_not_found()` and friends classify.
 //! - [`controllerutil`]: owner references, create-or-update/patch, finalizers.
@@ -47,7 +50,7 @@ pub use client::{
     Client, ClientBuilder, ClientOptions, OnTimeout, ReadYourWrites, SubResourceClient,
 };
 pub use error::{Error, StatusReason, ignore_already_exists, ignore_not_found};
-pub use kube_client::core::{DynamicObject, ObjectList};
+pub use kube_client::core::{DynamicObject, ObjectList, PartialObjectMeta};
 pub use options::{
     DeleteParams, ListOptions, Patch, PatchParams, PostParams, Preconditions, PropagationPolicy,
     ValidationDirective, VersionMatch,

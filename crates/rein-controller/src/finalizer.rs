@@ -7,6 +7,7 @@
 //! controller retries with backoff.
 
 use std::future::Future;
+use std::sync::Arc;
 
 use rein_client::controllerutil::{add_finalizer, contains_finalizer, remove_finalizer};
 use rein_client::{Client, PostParams};
@@ -18,9 +19,9 @@ use crate::reconcile::{Action, BoxError};
 #[derive(Debug)]
 pub enum FinalizerEvent<K> {
     /// The object lives (and carries the finalizer): reconcile it.
-    Apply(K),
+    Apply(Arc<K>),
     /// The object is being deleted: clean up what it owns outside the cluster.
-    Cleanup(K),
+    Cleanup(Arc<K>),
 }
 
 /// Why the finalizer helper failed.
@@ -55,11 +56,12 @@ pub enum FinalizerError {
 /// Runs `f` with [`FinalizerEvent::Apply`] or [`FinalizerEvent::Cleanup`] for `obj`, adding
 /// `finalizer` first and removing it after a successful cleanup.
 ///
-/// A terminal error from `f` stays terminal (it is the error's source).
+/// A terminal error from `f` stays terminal (it is the error's source). `obj` is what a
+/// cached [`Client::get`] returns; it is copied only to add or remove the finalizer.
 pub async fn finalizer<K, F, Fut, E>(
     client: &Client,
     finalizer: &str,
-    obj: K,
+    obj: Arc<K>,
     f: F,
 ) -> Result<Action, FinalizerError>
 where
@@ -70,31 +72,32 @@ where
 {
     let deleting = obj.meta().deletion_timestamp.is_some();
     if !deleting {
-        let obj = if contains_finalizer(&obj, finalizer) {
+        let obj = if contains_finalizer(&*obj, finalizer) {
             obj
         } else {
-            let mut updated = obj;
+            let mut updated = Arc::unwrap_or_clone(obj);
             add_finalizer(&mut updated, finalizer);
-            client
+            let stored = client
                 .update(&updated, &PostParams::default())
                 .await
                 .map_err(|source| FinalizerError::Add {
                     finalizer: finalizer.to_owned(),
                     source,
-                })?
+                })?;
+            Arc::new(stored)
         };
         return f(FinalizerEvent::Apply(obj))
             .await
             .map_err(|e| FinalizerError::Apply(e.into()));
     }
-    if !contains_finalizer(&obj, finalizer) {
+    if !contains_finalizer(&*obj, finalizer) {
         // Being deleted and our cleanup already ran (or never applied): nothing to do.
         return Ok(Action::done());
     }
     let action = f(FinalizerEvent::Cleanup(obj.clone()))
         .await
         .map_err(|e| FinalizerError::Cleanup(e.into()))?;
-    let mut updated = obj;
+    let mut updated = Arc::unwrap_or_clone(obj);
     remove_finalizer(&mut updated, finalizer);
     client
         .update(&updated, &PostParams::default())

@@ -252,7 +252,7 @@ async fn the_finalizer_helper_cleans_up_before_deletion() {
             };
             let action = finalizer(&client, "example.com/cleanup", cm, |event| async move {
                 if let FinalizerEvent::Cleanup(cm) = event {
-                    c.lock().push(cm.metadata.name.unwrap_or_default());
+                    c.lock().push(cm.metadata.name.clone().unwrap_or_default());
                 }
                 Ok::<_, BoxError>(Action::done())
             })
@@ -588,6 +588,118 @@ async fn an_async_map_func_reading_the_cache_enqueues_what_it_finds() {
     let web = Request::new("default", "cfg-web");
     until("the Pod maps to its ConfigMap", || count(&log, &web) >= 1).await;
     assert_eq!(count(&log, &Request::new("default", "cfg-db")), 0);
+    host.stop.cancel();
+    for h in handles {
+        h.await.unwrap().unwrap();
+    }
+}
+
+/// A ReplicaSet with no replicas, as the owner in builder tests.
+fn replica_set(name: &str) -> ReplicaSet {
+    let labels: BTreeMap<String, String> = [("app".to_owned(), name.to_owned())].into();
+    ReplicaSet {
+        metadata: ObjectMeta {
+            name: Some(name.into()),
+            namespace: Some("default".into()),
+            ..ObjectMeta::default()
+        },
+        spec: Some(ReplicaSetSpec {
+            replicas: Some(0),
+            selector: LabelSelector {
+                match_labels: Some(labels.clone()),
+                ..LabelSelector::default()
+            },
+            template: Some(PodTemplateSpec {
+                metadata: Some(ObjectMeta {
+                    labels: Some(labels),
+                    ..ObjectMeta::default()
+                }),
+                spec: pod("x", &[]).spec,
+            }),
+            ..ReplicaSetSpec::default()
+        }),
+        ..ReplicaSet::default()
+    }
+}
+
+#[tokio::test]
+async fn the_builder_takes_dynamic_and_metadata_only_kinds() {
+    use rein_client::PartialObjectMeta;
+    use rein_scheme::GroupVersionKind;
+
+    let host = TestHost::start().await;
+    let client = host.client();
+    let rs_mapping = client
+        .rest_mapping(&GroupVersionKind::new("apps", "v1", "ReplicaSet"))
+        .await
+        .unwrap();
+    let pod_mapping = client
+        .rest_mapping(&GroupVersionKind::new("", "v1", "Pod"))
+        .await
+        .unwrap();
+    let options = ControllerOptions {
+        skip_name_validation: true,
+        ..ControllerOptions::default()
+    };
+    let (dynamic_log, r) = recording();
+    ControllerManagedBy::new(&host)
+        .for_dynamic(&rs_mapping)
+        .owns_dynamic(&pod_mapping)
+        .named("dynamic")
+        .with_options(options.clone())
+        .complete(r)
+        .unwrap();
+    let (meta_log, r) = recording();
+    ControllerManagedBy::new(&host)
+        .for_::<PartialObjectMeta<ReplicaSet>>()
+        .owns::<PartialObjectMeta<Pod>>()
+        .named("metadata")
+        .with_options(options)
+        .complete(r)
+        .unwrap();
+    let handles = host.run();
+
+    let rs = Api::<ReplicaSet>::namespaced(host.kube(), "default")
+        .create(&PostParams::default(), &replica_set("rs1"))
+        .await
+        .unwrap();
+    let owner = Request::new("default", "rs1");
+    until("both controllers reconcile the replica set", || {
+        count(&dynamic_log, &owner) >= 1 && count(&meta_log, &owner) >= 1
+    })
+    .await;
+    let before = (count(&dynamic_log, &owner), count(&meta_log, &owner));
+
+    let mut owned = pod("owned", &[("app", "rs1")]);
+    set_controller_reference(&rs, &mut owned, &host.scheme()).unwrap();
+    Api::<Pod>::namespaced(host.kube(), "default")
+        .create(&PostParams::default(), &owned)
+        .await
+        .unwrap();
+    until(
+        "the owned pod enqueues its owner in both controllers",
+        || count(&dynamic_log, &owner) > before.0 && count(&meta_log, &owner) > before.1,
+    )
+    .await;
+    let pod_req = Request::new("default", "owned");
+    assert_eq!(count(&dynamic_log, &pod_req), 0);
+    assert_eq!(count(&meta_log, &pod_req), 0);
+
+    // The metadata-only controller's Pods are cached without spec; no full Pod informer.
+    let cache = host.cache();
+    assert!(cache.existing_informer_for::<Pod>().is_none());
+    let pods = cache
+        .existing_informer_for::<PartialObjectMeta<Pod>>()
+        .unwrap()
+        .indexer()
+        .list();
+    assert_eq!(pods.len(), 1);
+    assert!(
+        serde_json::to_value(&*pods[0])
+            .unwrap()
+            .get("spec")
+            .is_none()
+    );
     host.stop.cancel();
     for h in handles {
         h.await.unwrap().unwrap();

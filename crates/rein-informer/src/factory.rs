@@ -35,6 +35,10 @@ pub type MetaTransform = Arc<dyn Fn(&mut ObjectMeta) + Send + Sync>;
 pub struct InformerSpec {
     /// Restrict namespaced kinds to this namespace (ignored for cluster-scoped kinds).
     pub namespace: Option<String>,
+    /// Restrict namespaced kinds to these namespaces, with one list and watch per namespace
+    /// feeding one informer ([`SharedIndexInformer::per_namespace`]); replaces `namespace`
+    /// when set (controller-runtime's `DefaultNamespaces` / `ByObject.Namespaces`).
+    pub namespaces: Option<Vec<String>>,
     /// Only objects matching this label selector (an empty selector means everything).
     pub label_selector: Option<String>,
     /// Only objects matching this field selector (an empty selector means everything).
@@ -52,6 +56,7 @@ impl fmt::Debug for InformerSpec {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("InformerSpec")
             .field("namespace", &self.namespace)
+            .field("namespaces", &self.namespaces)
             .field("label_selector", &self.label_selector)
             .field("field_selector", &self.field_selector)
             .field("transform", &self.transform.is_some())
@@ -64,8 +69,15 @@ impl fmt::Debug for InformerSpec {
 impl InformerSpec {
     /// This spec with every unset field taken from `defaults`.
     pub fn or(self, defaults: &InformerSpec) -> InformerSpec {
+        // The namespaces are one setting: a spec naming either field replaces both defaults.
+        let (namespace, namespaces) = if self.namespace.is_some() || self.namespaces.is_some() {
+            (self.namespace, self.namespaces)
+        } else {
+            (defaults.namespace.clone(), defaults.namespaces.clone())
+        };
         InformerSpec {
-            namespace: self.namespace.or_else(|| defaults.namespace.clone()),
+            namespace,
+            namespaces,
             label_selector: self
                 .label_selector
                 .or_else(|| defaults.label_selector.clone()),
@@ -78,13 +90,38 @@ impl InformerSpec {
         }
     }
 
-    fn list_options(&self, namespaced: bool) -> ListWatchOptions {
+    /// The namespaces a namespaced kind is restricted to (sorted, without duplicates or
+    /// empty names); empty: all namespaces.
+    pub fn effective_namespaces(&self) -> Vec<String> {
+        let mut all: Vec<String> = match &self.namespaces {
+            Some(set) => set.clone(),
+            None => self.namespace.iter().cloned().collect(),
+        };
+        all.retain(|ns| !ns.is_empty());
+        all.sort();
+        all.dedup();
+        all
+    }
+
+    /// The list/watch options of each reflector: one per namespace, or one for all.
+    fn list_options(&self, namespaced: bool) -> Vec<ListWatchOptions> {
         let non_empty = |s: &Option<String>| s.clone().filter(|s| !s.is_empty());
-        ListWatchOptions {
-            namespace: self.namespace.clone().filter(|_| namespaced),
+        let base = ListWatchOptions {
+            namespace: None,
             label_selector: non_empty(&self.label_selector),
             field_selector: non_empty(&self.field_selector),
+        };
+        let namespaces = self.effective_namespaces();
+        if !namespaced || namespaces.is_empty() {
+            return vec![base];
         }
+        namespaces
+            .into_iter()
+            .map(|ns| ListWatchOptions {
+                namespace: Some(ns),
+                ..base.clone()
+            })
+            .collect()
     }
 }
 
@@ -304,7 +341,7 @@ impl SharedInformerFactory {
         key: InformerKey,
         kind: GroupVersionKind,
         namespaced: bool,
-        lister_watcher: impl FnOnce(ListWatchOptions) -> Arc<dyn ListerWatcher<K>>,
+        lister_watcher: impl Fn(ListWatchOptions) -> Arc<dyn ListerWatcher<K>>,
         indexer: impl FnOnce(StoreKind) -> Indexer<K>,
     ) -> Arc<SharedIndexInformer<K>>
     where
@@ -321,15 +358,19 @@ impl SharedInformerFactory {
             return inf;
         }
         let spec = self.spec_for(&kind);
-        let mut list_options = spec.list_options(namespaced);
-        if let Some(t) = &self.tweak {
-            t(&mut list_options);
+        let mut per_namespace = Vec::new();
+        for mut list_options in spec.list_options(namespaced) {
+            if let Some(t) = &self.tweak {
+                t(&mut list_options);
+            }
+            let ns = list_options.namespace.clone().unwrap_or_default();
+            per_namespace.push((ns, lister_watcher(list_options)));
         }
         let mut options = self.options.clone();
         options.resync_period = spec.resync_period.unwrap_or_default();
         options.reflector.name = std::any::type_name::<K>().to_string();
-        let informer = Arc::new(SharedIndexInformer::from_arc_with_indexer(
-            lister_watcher(list_options),
+        let informer = Arc::new(SharedIndexInformer::per_namespace_with_indexer(
+            per_namespace,
             options,
             indexer(spec.store.unwrap_or_default()),
         ));

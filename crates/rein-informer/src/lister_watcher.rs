@@ -67,6 +67,11 @@ pub struct ListWatchOptions {
 }
 
 /// A [`ListerWatcher`] that talks to the API server through a `kube_client::Client`.
+///
+/// For a metadata-only type (`PartialObjectMeta<K>`, whose `Resource::metadata_api()` is
+/// true) it lists and watches with client-go's metadata content types
+/// (`Accept: application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1` and
+/// `as=PartialObjectMetadata`): the server sends each object's metadata only.
 pub struct ApiListerWatcher<K: Resource> {
     client: Client,
     request: kube_client::core::Request,
@@ -120,7 +125,12 @@ where
         let mut params = params.clone();
         params.label_selector = self.options.label_selector.clone();
         params.field_selector = self.options.field_selector.clone();
-        let req = self.request.list(&params).map_err(build_error)?;
+        let req = if K::metadata_api() {
+            self.request.list_metadata(&params)
+        } else {
+            self.request.list(&params)
+        }
+        .map_err(build_error)?;
         let list = self.client.request::<ObjectList<K>>(req).await?;
         Ok(ListPage {
             items: list.items,
@@ -137,10 +147,12 @@ where
         let mut params = params.clone();
         params.label_selector = self.options.label_selector.clone();
         params.field_selector = self.options.field_selector.clone();
-        let req = self
-            .request
-            .watch(&params, resource_version)
-            .map_err(build_error)?;
+        let req = if K::metadata_api() {
+            self.request.watch_metadata(&params, resource_version)
+        } else {
+            self.request.watch(&params, resource_version)
+        }
+        .map_err(build_error)?;
         let stream = self.client.request_events::<K>(req).await?;
         Ok(stream.boxed())
     }

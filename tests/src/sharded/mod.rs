@@ -354,7 +354,7 @@ impl Drop for Finish<'_> {
 
 /// [`Work::Mirror`]: the annotation follows `data.value`.
 async fn mirror(client: &rein::client::Client, req: &Request) -> Result<(), rein::client::Error> {
-    let cm: ConfigMap = match client.get(&req.key).await {
+    let cm: std::sync::Arc<ConfigMap> = match client.get(&req.key).await {
         Ok(cm) => cm,
         Err(err) if err.is_not_found() => return Ok(()),
         Err(err) => return Err(err),

@@ -273,7 +273,7 @@ pub(crate) async fn cache_matches_server(cached: &Client, live: &Client) -> Prob
 
 async fn diff<K: Object>(cached: &Client, live: &Client, kind: &str, problems: &mut Problems) {
     let opts = ListOptions::default();
-    let versions = |items: Vec<K>| -> BTreeMap<String, (String, String)> {
+    let versions = |items: Vec<std::sync::Arc<K>>| -> BTreeMap<String, (String, String)> {
         items
             .iter()
             .map(|o| {

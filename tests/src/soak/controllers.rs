@@ -169,7 +169,7 @@ impl Reconciler for Mirror {
                     data: Some(data.clone()),
                     ..ConfigMap::default()
                 };
-                set_controller_reference(&source, &mut mirror, self.client.scheme())?;
+                set_controller_reference(&*source, &mut mirror, self.client.scheme())?;
                 let created = ignore_already_exists(
                     self.client.create(&mirror, &PostParams::default()).await,
                 )?;
@@ -291,6 +291,7 @@ impl Reconciler for Scaler {
         let owned: Vec<&Pod> = pods
             .items
             .iter()
+            .map(|p| &**p)
             .filter(|p| p.metadata.deletion_timestamp.is_none())
             .filter(|p| {
                 p.owner_references()
@@ -314,7 +315,7 @@ impl Reconciler for Scaler {
                 },
                 "spec": { "containers": [{ "name": "main", "image": "soak:1" }] },
             }))?;
-            set_controller_reference(&set, &mut pod, self.client.scheme())?;
+            set_controller_reference(&*set, &mut pod, self.client.scheme())?;
             ignore_already_exists(self.client.create(&pod, &PostParams::default()).await)?;
             // Created now, or AlreadyExists because the cache is behind: either way this Pod's
             // whole life may pass unseen by the cache (created and deleted inside a watch gap

@@ -239,19 +239,45 @@ impl Cache {
         Ok(())
     }
 
-    /// Reads one object from the cache (a copy); cluster-scoped kinds ignore the namespace.
+    /// Fails with [`Error::NamespaceNotCached`] when the cache restricts `gvk` to some
+    /// namespaces and `namespace` is another one (as controller-runtime's multi-namespace
+    /// cache); cluster-scoped kinds and reads across all namespaces pass.
+    fn check_namespace(
+        &self,
+        gvk: &GroupVersionKind,
+        namespaced: bool,
+        namespace: Option<&str>,
+        verb: &str,
+    ) -> Result<(), Error> {
+        if !self.inner.options.restricts_namespaces() || !namespaced {
+            return Ok(());
+        }
+        let Some(namespace) = namespace.filter(|ns| !ns.is_empty()) else {
+            return Ok(());
+        };
+        let cached = self.inner.factory.spec_for(gvk).effective_namespaces();
+        if cached.is_empty() || cached.iter().any(|ns| ns == namespace) {
+            return Ok(());
+        }
+        Err(Error::NamespaceNotCached {
+            action: format!("{verb} {gvk} in {namespace} from the cache"),
+            namespace: namespace.to_owned(),
+            cached,
+        })
+    }
+
+    /// Reads one object from the cache: the cached object itself, shared, not a copy
+    /// ([`Arc::unwrap_or_clone`] gives an owned one to modify); cluster-scoped kinds ignore
+    /// the namespace.
     ///
     /// Before [`Cache::start`] this fails with [`Error::CacheNotRunning`] (as controller-runtime's
     /// `ErrCacheNotStarted`); when starting the cache on a spawned task, await
     /// [`Cache::wait_for_cache_sync`] before the first read.
-    pub async fn get<K: Object>(&self, key: &ObjectKey) -> Result<K, Error> {
+    pub async fn get<K: Object>(&self, key: &ObjectKey) -> Result<Arc<K>, Error> {
         let endpoint = Endpoint::of::<K>();
-        self.check_readable(
-            self.inner.factory.has_informer::<K>(),
-            &endpoint.gvk,
-            "getting",
-        )?;
-        let informer = self.informer_for::<K>().await?;
+        let informer = self
+            .readable_informer::<K>(&endpoint, key.namespace.as_deref(), "getting")
+            .await?;
         let kind = KindRef {
             kind: &endpoint.gvk.kind,
             namespaced: endpoint.namespaced(),
@@ -259,16 +285,32 @@ impl Cache {
         reader::get(&informer.indexer(), kind, key)
     }
 
+    /// The synced informer a read of `K` is answered from, after the read's checks: started
+    /// cache, informer allowed, namespace cached. A synced informer is used as it is; otherwise
+    /// it is made, started and waited for.
+    async fn readable_informer<K: Object>(
+        &self,
+        endpoint: &Endpoint,
+        namespace: Option<&str>,
+        verb: &str,
+    ) -> Result<Arc<SharedIndexInformer<K>>, Error> {
+        let existing = self.inner.factory.existing_informer::<K>();
+        self.check_readable(existing.is_some(), &endpoint.gvk, verb)?;
+        self.check_namespace(&endpoint.gvk, endpoint.namespaced(), namespace, verb)?;
+        match existing {
+            Some(informer) if informer.has_synced() => Ok(informer),
+            _ => self.informer_for::<K>().await,
+        }
+    }
+
     /// Lists objects from the cache: namespace, label selector, exact field matches through
-    /// field indexes, and limit (`continue` is not supported).
-    pub async fn list<K: Object>(&self, opts: &ListOptions) -> Result<ObjectList<K>, Error> {
+    /// field indexes, and limit (`continue` is not supported). The items are the cached
+    /// objects themselves, shared.
+    pub async fn list<K: Object>(&self, opts: &ListOptions) -> Result<ObjectList<Arc<K>>, Error> {
         let endpoint = Endpoint::of::<K>();
-        self.check_readable(
-            self.inner.factory.has_informer::<K>(),
-            &endpoint.gvk,
-            "listing",
-        )?;
-        let informer = self.informer_for::<K>().await?;
+        let informer = self
+            .readable_informer::<K>(&endpoint, opts.namespace.as_deref(), "listing")
+            .await?;
         let kind = KindRef {
             kind: &endpoint.gvk.kind,
             namespaced: endpoint.namespaced(),
@@ -288,12 +330,18 @@ impl Cache {
             &mapping.gvk,
             "getting",
         )?;
+        self.check_namespace(
+            &mapping.gvk,
+            mapping.scope == Scope::Namespaced,
+            key.namespace.as_deref(),
+            "getting",
+        )?;
         let informer = self.dynamic_informer_for(mapping).await?;
         let kind = KindRef {
             kind: &mapping.gvk.kind,
             namespaced: mapping.scope == Scope::Namespaced,
         };
-        reader::get(&informer.indexer(), kind, key)
+        reader::get(&informer.indexer(), kind, key).map(Arc::unwrap_or_clone)
     }
 
     pub(crate) async fn list_dynamic(
@@ -308,11 +356,22 @@ impl Cache {
             &mapping.gvk,
             "listing",
         )?;
+        self.check_namespace(
+            &mapping.gvk,
+            mapping.scope == Scope::Namespaced,
+            opts.namespace.as_deref(),
+            "listing",
+        )?;
         let informer = self.dynamic_informer_for(mapping).await?;
         let kind = KindRef {
             kind: &mapping.gvk.kind,
             namespaced: mapping.scope == Scope::Namespaced,
         };
-        reader::list(&informer.indexer(), kind, opts)
+        let list = reader::list(&informer.indexer(), kind, opts)?;
+        Ok(ObjectList {
+            types: list.types,
+            metadata: list.metadata,
+            items: list.items.into_iter().map(Arc::unwrap_or_clone).collect(),
+        })
     }
 }

@@ -20,6 +20,9 @@ pub type Transform = MetaTransform;
 /// Per-kind overrides of the cache's defaults (controller-runtime's `ByObject`).
 #[derive(Clone, Default)]
 pub struct ByObject {
+    /// Restrict this kind to these namespaces (controller-runtime's `ByObject.Namespaces`),
+    /// one watch per namespace; empty: the cache's defaults.
+    pub namespaces: Vec<String>,
     /// Only objects matching this label selector are cached.
     pub label_selector: Option<labels::Selector>,
     /// Only objects matching this field selector are cached.
@@ -37,6 +40,7 @@ pub struct ByObject {
 impl fmt::Debug for ByObject {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("ByObject")
+            .field("namespaces", &self.namespaces)
             .field("label_selector", &self.label_selector)
             .field("field_selector", &self.field_selector)
             .field("transform", &self.transform.is_some())
@@ -51,6 +55,12 @@ impl fmt::Debug for ByObject {
 pub struct CacheOptions {
     /// Restrict namespaced kinds to this namespace (`None`: all namespaces).
     pub namespace: Option<String>,
+    /// Restrict namespaced kinds to these namespaces (controller-runtime's
+    /// `DefaultNamespaces`): one list and watch per namespace, all feeding the kind's one
+    /// informer; reads span them, and a read naming another namespace fails with
+    /// [`Error::NamespaceNotCached`](crate::Error::NamespaceNotCached). Replaces `namespace`
+    /// when not empty.
+    pub default_namespaces: Vec<String>,
     /// Only objects matching this label selector are cached (all kinds).
     pub default_label_selector: Option<labels::Selector>,
     /// Only objects matching this field selector are cached (all kinds).
@@ -76,6 +86,7 @@ impl Default for CacheOptions {
     fn default() -> Self {
         Self {
             namespace: None,
+            default_namespaces: Vec::new(),
             default_label_selector: None,
             default_field_selector: None,
             default_transform: Some(strip_managed_fields()),
@@ -91,6 +102,7 @@ impl fmt::Debug for CacheOptions {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("CacheOptions")
             .field("namespace", &self.namespace)
+            .field("default_namespaces", &self.default_namespaces)
             .field("default_label_selector", &self.default_label_selector)
             .field("default_field_selector", &self.default_field_selector)
             .field("default_transform", &self.default_transform.is_some())
@@ -110,6 +122,20 @@ impl CacheOptions {
     pub fn namespace(mut self, namespace: impl Into<String>) -> Self {
         self.namespace = Some(namespace.into());
         self
+    }
+
+    /// Restricts namespaced kinds to a set of namespaces, watched one by one
+    /// ([`CacheOptions::default_namespaces`]).
+    pub fn namespaces<S: Into<String>>(mut self, namespaces: impl IntoIterator<Item = S>) -> Self {
+        self.default_namespaces = namespaces.into_iter().map(Into::into).collect();
+        self
+    }
+
+    /// Whether any kind is restricted to some namespaces.
+    pub(crate) fn restricts_namespaces(&self) -> bool {
+        self.namespace.is_some()
+            || !self.default_namespaces.is_empty()
+            || self.by_object.values().any(|b| !b.namespaces.is_empty())
     }
 
     /// Sets a per-kind override.
@@ -133,6 +159,7 @@ impl CacheOptions {
     pub(crate) fn default_spec(&self) -> InformerSpec {
         InformerSpec {
             namespace: self.namespace.clone(),
+            namespaces: non_empty(&self.default_namespaces),
             label_selector: self.default_label_selector.as_ref().map(|s| s.to_string()),
             field_selector: self.default_field_selector.as_ref().map(|s| s.to_string()),
             transform: self.default_transform.clone(),
@@ -161,6 +188,7 @@ impl ByObject {
     pub(crate) fn spec(&self) -> InformerSpec {
         InformerSpec {
             namespace: None,
+            namespaces: non_empty(&self.namespaces),
             label_selector: self.label_selector.as_ref().map(|s| s.to_string()),
             field_selector: self.field_selector.as_ref().map(|s| s.to_string()),
             transform: self.transform.clone(),
@@ -168,6 +196,10 @@ impl ByObject {
             store: self.store,
         }
     }
+}
+
+fn non_empty(namespaces: &[String]) -> Option<Vec<String>> {
+    (!namespaces.is_empty()).then(|| namespaces.to_vec())
 }
 
 /// The transform controller-runtime recommends: drop `metadata.managedFields`.

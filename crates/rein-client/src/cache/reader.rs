@@ -43,18 +43,18 @@ pub(crate) struct KindRef<'a> {
     pub(crate) namespaced: bool,
 }
 
-/// One object by key; a copy of the cached object.
+/// One object by key: the cached object itself, shared (no copy).
 pub(crate) fn get<K: Resource + Clone>(
     indexer: &Indexer<K>,
     kind: KindRef<'_>,
     key: &ObjectKey,
-) -> Result<K, Error> {
+) -> Result<Arc<K>, Error> {
     let store_key = match (&key.namespace, kind.namespaced) {
         (Some(ns), true) => format!("{ns}/{}", key.name),
         _ => key.name.clone(),
     };
     match indexer.get_by_key(&store_key) {
-        Some(obj) => Ok(K::clone(&obj)),
+        Some(obj) => Ok(obj),
         None => Err(Error::not_found(
             format!("getting {} {key} from the cache", kind.kind),
             kind.kind,
@@ -63,12 +63,12 @@ pub(crate) fn get<K: Resource + Clone>(
     }
 }
 
-/// The objects matching the options; copies of the cached objects, sorted by key.
+/// The objects matching the options, sorted by key: the cached objects themselves, shared.
 pub(crate) fn list<K: Resource + Clone>(
     indexer: &Indexer<K>,
     kind: KindRef<'_>,
     opts: &ListOptions,
-) -> Result<ObjectList<K>, Error> {
+) -> Result<ObjectList<Arc<K>>, Error> {
     let action = || {
         format!(
             "listing {} in {} from the cache",
@@ -160,8 +160,8 @@ pub(crate) fn list<K: Resource + Clone>(
     if let Some(limit) = opts.limit.filter(|l| *l > 0) {
         keyed.truncate(limit as usize);
     }
-    let mut list = crate::client::empty_list::<K>();
-    list.items = keyed.into_iter().map(|(_, o)| K::clone(&o)).collect();
+    let mut list = crate::client::empty_list::<Arc<K>>();
+    list.items = keyed.into_iter().map(|(_, o)| o).collect();
     list.metadata.resource_version = indexer.last_store_sync_resource_version();
     Ok(list)
 }

@@ -184,7 +184,24 @@ impl Client {
     }
 
     /// Reads one object; cluster-scoped kinds ignore the key's namespace.
-    pub async fn get<K: Object>(&self, key: &ObjectKey) -> Result<K, Error> {
+    ///
+    /// A cached read hands out the cached object itself, shared: no copy is made (the cache is
+    /// read-only, and an `Arc` only lends `&K`). To modify it, take an owned copy with
+    /// [`Arc::unwrap_or_clone`] (free when the object came from the API server) or
+    /// [`Arc::make_mut`]:
+    ///
+    /// ```no_run
+    /// # use std::sync::Arc;
+    /// # use k8s_openapi::api::core::v1::ConfigMap;
+    /// # use rein_client::{Client, ObjectKey, PostParams};
+    /// # async fn f(client: Client) -> Result<(), rein_client::Error> {
+    /// let key = ObjectKey::new("default", "settings");
+    /// let mut cm = Arc::unwrap_or_clone(client.get::<ConfigMap>(&key).await?);
+    /// cm.data.get_or_insert_default().insert("mode".into(), "fast".into());
+    /// client.update(&cm, &PostParams::default()).await?;
+    /// # Ok(()) }
+    /// ```
+    pub async fn get<K: Object>(&self, key: &ObjectKey) -> Result<Arc<K>, Error> {
         let endpoint = Endpoint::of::<K>();
         if let Some(cache) = self.reads_from_cache(&endpoint.gvk) {
             let scope = Scope::Key(store_key::<K>(key));
@@ -196,11 +213,12 @@ impl Client {
             return cache.get::<K>(key).await;
         }
         Self::record_read(&endpoint.gvk, "get", key, ReadSource::ApiServer);
-        endpoint.get(self.kube(), key).await
+        endpoint.get(self.kube(), key).await.map(Arc::new)
     }
 
-    /// Lists objects matching the options.
-    pub async fn list<K: Object>(&self, opts: &ListOptions) -> Result<ObjectList<K>, Error> {
+    /// Lists objects matching the options. As with [`Client::get`], cached items are the
+    /// cached objects themselves, shared, never copies.
+    pub async fn list<K: Object>(&self, opts: &ListOptions) -> Result<ObjectList<Arc<K>>, Error> {
         let endpoint = Endpoint::of::<K>();
         let target = opts.namespace.as_deref().unwrap_or("(all namespaces)");
         if let Some(cache) = self.reads_from_cache(&endpoint.gvk) {
@@ -219,7 +237,12 @@ impl Client {
         if opts.label_selector.is_nothing() {
             return Ok(empty_list());
         }
-        endpoint.list(self.kube(), opts).await
+        let list: ObjectList<K> = endpoint.list(self.kube(), opts).await?;
+        Ok(ObjectList {
+            types: list.types,
+            metadata: list.metadata,
+            items: list.items.into_iter().map(Arc::new).collect(),
+        })
     }
 
     /// Watches the kind on the API server from `resource_version` (controller-runtime's
@@ -237,8 +260,10 @@ impl Client {
             .await
     }
 
-    /// Creates the object; returns what the server stored.
+    /// Creates the object; returns what the server stored. Metadata-only objects
+    /// (`PartialObjectMeta<K>`) cannot be created ([`Error::InvalidInput`]).
     pub async fn create<K: Object>(&self, obj: &K, pp: &PostParams) -> Result<K, Error> {
+        only_with_a_body::<K>("creating", obj)?;
         let pp = self.post_params(pp);
         let stored = Endpoint::of::<K>()
             .create(
@@ -254,8 +279,10 @@ impl Client {
     }
 
     /// Replaces the object (optimistic concurrency on its resourceVersion); returns what the
-    /// server stored.
+    /// server stored. Metadata-only objects (`PartialObjectMeta<K>`) cannot be updated
+    /// ([`Error::InvalidInput`]): patch their metadata instead.
     pub async fn update<K: Object>(&self, obj: &K, pp: &PostParams) -> Result<K, Error> {
+        only_with_a_body::<K>("updating", obj)?;
         let pp = self.post_params(pp);
         let stored = Endpoint::of::<K>()
             .replace(
@@ -378,6 +405,20 @@ impl Client {
     pub(crate) fn field_validation(&self) -> Option<&ValidationDirective> {
         self.inner.options.field_validation.as_ref()
     }
+}
+
+/// Refuses to create or update from a metadata-only object (controller-runtime: "cannot update
+/// using only metadata -- did you mean to patch?").
+pub(crate) fn only_with_a_body<K: Object>(verb: &str, obj: &K) -> Result<(), Error> {
+    if !K::metadata_api() {
+        return Ok(());
+    }
+    Err(Error::InvalidInput {
+        action: format!("{verb} {}", ObjectKey::from_object(obj)),
+        problem: "a metadata-only object (PartialObjectMeta) cannot be written whole; \
+                  did you mean to patch it?"
+            .into(),
+    })
 }
 
 pub(crate) fn empty_list<K: Clone>() -> ObjectList<K> {

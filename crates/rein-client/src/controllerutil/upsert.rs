@@ -1,6 +1,8 @@
 //! `create_or_update` and `create_or_patch`: converge an object on a desired state, writing
 //! only when something changed.
 
+use std::sync::Arc;
+
 use serde_json::Value;
 
 use crate::patch::{is_empty_merge_patch, merge_diff};
@@ -41,8 +43,8 @@ pub async fn create_or_update<K: Object>(
         }
         Err(e) => Err(e),
         Ok(existing) => {
-            let before = to_json(&existing, &key)?;
-            *obj = existing;
+            let before = to_json(&*existing, &key)?;
+            *obj = Arc::unwrap_or_clone(existing);
             mutate(obj);
             check_key(&key, obj)?;
             if to_json(obj, &key)? == before {
@@ -73,8 +75,8 @@ pub async fn create_or_patch<K: Object>(
         Err(e) => return Err(e),
         Ok(existing) => existing,
     };
-    let mut before = to_json(&existing, &key)?;
-    *obj = existing;
+    let mut before = to_json(&*existing, &key)?;
+    *obj = Arc::unwrap_or_clone(existing);
     mutate(obj);
     check_key(&key, obj)?;
     let mut after = to_json(obj, &key)?;

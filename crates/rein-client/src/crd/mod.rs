@@ -71,8 +71,11 @@ pub async fn install(
         Ok(created) => created,
         Err(err) if err.is_already_exists() => {
             let key = ObjectKey::cluster_scoped(&name);
-            let mut current: CustomResourceDefinition =
-                reader.get(&key).await.map_err(|source| CrdError::Read {
+            let mut current: CustomResourceDefinition = reader
+                .get(&key)
+                .await
+                .map(std::sync::Arc::unwrap_or_clone)
+                .map_err(|source| CrdError::Read {
                     name: name.clone(),
                     source,
                 })?;

@@ -2,11 +2,14 @@
 //! namespace restriction, field indexes, transforms.
 
 use std::future::Future;
+use std::sync::Arc;
 use std::time::Duration;
 
 use k8s_openapi::api::core::v1::{ConfigMap, Pod, Secret};
 use rein_client::cache::{ByObject, Cache, CacheOptions};
-use rein_client::{Client, ClientOptions, Error, ListOptions, PostParams};
+use rein_client::{
+    Client, ClientOptions, Error, ListOptions, PartialObjectMeta, Patch, PatchParams, PostParams,
+};
 use rein_informer::{CompactOptions, StoreKind};
 use rein_scheme::GroupVersionKind;
 use rein_scheme::ObjectKey;
@@ -270,13 +273,13 @@ async fn a_compact_kind_answers_reads_selectors_and_field_indexes() {
         .collect();
     names.sort();
     assert_eq!(names, ["a", "b"]);
-    let c: Pod = r
+    let c: Arc<Pod> = r
         .client
         .get(&ObjectKey::new("kube-public", "c"))
         .await
         .unwrap();
     assert_eq!(
-        c.spec.and_then(|s| s.node_name).as_deref(),
+        c.spec.as_ref().and_then(|s| s.node_name.as_deref()),
         Some("n1"),
         "decoded whole"
     );
@@ -364,13 +367,14 @@ async fn namespace_restriction_and_per_kind_selectors() {
             .is_ok_and(|l| l.items.len() == 1)
     })
     .await;
-    assert!(
+    // Outside the cache's namespace: a typed error, as controller-runtime's "unknown
+    // namespace for the cache".
+    assert!(matches!(
         r.client
             .get::<Pod>(&ObjectKey::new("kube-public", "out"))
-            .await
-            .unwrap_err()
-            .is_not_found()
-    );
+            .await,
+        Err(Error::NamespaceNotCached { .. })
+    ));
     eventually(|| async {
         r.client
             .get::<ConfigMap>(&ObjectKey::new("default", "yes"))
@@ -438,8 +442,8 @@ async fn the_default_transform_drops_managed_fields() {
     );
     let key = ObjectKey::new("default", "cm");
     eventually(|| async { r.client.get::<ConfigMap>(&key).await.is_ok() }).await;
-    let cached: ConfigMap = r.client.get(&key).await.unwrap();
-    assert_eq!(cached.data.unwrap()["a"], "1");
+    let cached: Arc<ConfigMap> = r.client.get(&key).await.unwrap();
+    assert_eq!(cached.data.as_ref().unwrap()["a"], "1");
     assert!(cached.metadata.managed_fields.is_none());
 }
 
@@ -484,5 +488,301 @@ async fn per_kind_and_default_informers_share_one_start_and_stop() {
         secrets.is_stopped(),
     ] {
         assert!(stopped);
+    }
+}
+
+#[tokio::test]
+async fn cached_reads_share_the_cached_object_without_a_copy() {
+    let r = running(CacheOptions::default(), ClientOptions::default()).await;
+    let live = Client::new(r.env.client());
+    live.create(
+        &config_map("default", "shared", &[("a", "1")]),
+        &PostParams::default(),
+    )
+    .await
+    .unwrap();
+    let key = ObjectKey::new("default", "shared");
+    eventually(|| async { r.client.get::<ConfigMap>(&key).await.is_ok() }).await;
+
+    let first = r.client.get::<ConfigMap>(&key).await.unwrap();
+    let second = r.client.get::<ConfigMap>(&key).await.unwrap();
+    assert!(
+        Arc::ptr_eq(&first, &second),
+        "two gets: one object, no copy"
+    );
+    let informer = r.cache.existing_informer_for::<ConfigMap>().unwrap();
+    let held = informer.indexer().get_by_key("default/shared").unwrap();
+    assert!(
+        Arc::ptr_eq(&first, &held),
+        "a get is the cache's own object"
+    );
+    let listed = r
+        .client
+        .list::<ConfigMap>(&ListOptions::default().namespace("default"))
+        .await
+        .unwrap();
+    let in_list = listed
+        .items
+        .iter()
+        .find(|c| c.metadata.name.as_deref() == Some("shared"))
+        .unwrap();
+    assert!(
+        Arc::ptr_eq(in_list, &first),
+        "a list item is the cache's own object"
+    );
+    let from_cache = r.cache.get::<ConfigMap>(&key).await.unwrap();
+    assert!(Arc::ptr_eq(&from_cache, &first));
+
+    // Read, modify, update: the owned copy is one call away and the cache is untouched.
+    let mut owned = Arc::unwrap_or_clone(second);
+    owned.data = Some([("a".to_string(), "2".to_string())].into());
+    let stored = r
+        .client
+        .update(&owned, &PostParams::default())
+        .await
+        .unwrap();
+    assert_eq!(first.data.as_ref().unwrap()["a"], "1");
+    let after = r.client.get::<ConfigMap>(&key).await.unwrap();
+    assert_eq!(after.data.as_ref().unwrap()["a"], "2");
+    assert_eq!(
+        after.metadata.resource_version,
+        stored.metadata.resource_version
+    );
+    assert!(
+        !Arc::ptr_eq(&after, &first),
+        "the update replaced the cached object"
+    );
+}
+
+#[tokio::test]
+async fn metadata_only_cache_holds_metadata_and_no_spec() {
+    let r = running(CacheOptions::default(), ClientOptions::default()).await;
+    let live = Client::new(r.env.client());
+    live.create(
+        &pod("default", "meta", &[("app", "web")]),
+        &PostParams::default(),
+    )
+    .await
+    .unwrap();
+    let key = ObjectKey::new("default", "meta");
+    eventually(|| async { r.client.get::<PartialObjectMeta<Pod>>(&key).await.is_ok() }).await;
+    let got = r.client.get::<PartialObjectMeta<Pod>>(&key).await.unwrap();
+    assert_eq!(got.metadata.labels.as_ref().unwrap()["app"], "web");
+    // The server sent the PartialObjectMetadata representation, not the Pod.
+    assert_eq!(got.types.as_ref().unwrap().kind, "PartialObjectMetadata");
+    assert_eq!(got.types.as_ref().unwrap().api_version, "meta.k8s.io/v1");
+
+    // The metadata-only informer is its own; no full Pod informer was made, and what the
+    // cache holds has no spec or status.
+    assert!(r.cache.existing_informer_for::<Pod>().is_none());
+    let informer = r
+        .cache
+        .existing_informer_for::<PartialObjectMeta<Pod>>()
+        .unwrap();
+    let held = informer.indexer().list();
+    assert_eq!(held.len(), 1);
+    for obj in &held {
+        let json = serde_json::to_value(&**obj).unwrap();
+        assert!(json.get("spec").is_none(), "{json}");
+        assert!(json.get("status").is_none(), "{json}");
+        assert_eq!(json["kind"], "PartialObjectMetadata");
+    }
+
+    // The watch is metadata-only too: a label change arrives.
+    live.patch::<Pod, _>(
+        &key,
+        &Patch::Merge(serde_json::json!({"metadata": {"labels": {"app": "api"}}})),
+        &PatchParams::default(),
+    )
+    .await
+    .unwrap();
+    eventually(|| async {
+        r.client
+            .get::<PartialObjectMeta<Pod>>(&key)
+            .await
+            .is_ok_and(|m| m.metadata.labels.as_ref().unwrap()["app"] == "api")
+    })
+    .await;
+    let listed = r
+        .client
+        .list::<PartialObjectMeta<Pod>>(&ListOptions::default().matching_labels([("app", "api")]))
+        .await
+        .unwrap();
+    assert_eq!(listed.items.len(), 1);
+
+    // Uncached reads and patches ask the server for metadata only as well.
+    let direct = r
+        .client
+        .api_reader()
+        .get::<PartialObjectMeta<Pod>>(&key)
+        .await
+        .unwrap();
+    assert_eq!(direct.types.as_ref().unwrap().kind, "PartialObjectMetadata");
+    let direct_list = r
+        .client
+        .api_reader()
+        .list::<PartialObjectMeta<Pod>>(&ListOptions::default().namespace("default"))
+        .await
+        .unwrap();
+    assert_eq!(direct_list.items.len(), 1);
+    let patched = r
+        .client
+        .patch::<PartialObjectMeta<Pod>, _>(
+            &key,
+            &Patch::Merge(serde_json::json!({"metadata": {"annotations": {"seen": "yes"}}})),
+            &PatchParams::default(),
+        )
+        .await
+        .unwrap();
+    assert_eq!(
+        patched.metadata.annotations.as_ref().unwrap()["seen"],
+        "yes"
+    );
+    assert_eq!(
+        patched.types.as_ref().unwrap().kind,
+        "PartialObjectMetadata"
+    );
+
+    // A metadata-only object cannot be written whole.
+    assert!(matches!(
+        r.client.update(&*got, &PostParams::default()).await,
+        Err(Error::InvalidInput { .. })
+    ));
+}
+
+#[tokio::test]
+async fn multi_namespace_cache_watches_each_namespace_and_reads_span_them() {
+    let options = CacheOptions::default()
+        .namespaces(["team-a", "team-b"])
+        .by_object::<Secret>(ByObject {
+            namespaces: vec!["team-c".into()],
+            ..Default::default()
+        });
+    let r = running(options, ClientOptions::default()).await;
+    let live = Client::new(r.env.client());
+    for ns in ["team-a", "team-b", "team-c"] {
+        live.create(&namespace(ns), &PostParams::default())
+            .await
+            .unwrap();
+        let mut cm = config_map(ns, "settings", &[("ns", ns)]);
+        cm.metadata.labels = Some([("test".to_string(), "multi".to_string())].into());
+        live.create(&cm, &PostParams::default()).await.unwrap();
+        live.create(&secret(ns, "token"), &PostParams::default())
+            .await
+            .unwrap();
+    }
+    let multi = ListOptions::default().matching_labels([("test", "multi")]);
+    eventually(|| async {
+        r.client
+            .list::<ConfigMap>(&multi)
+            .await
+            .is_ok_and(|l| l.items.len() == 2)
+    })
+    .await;
+    let listed = r.client.list::<ConfigMap>(&multi).await.unwrap();
+    let namespaces: Vec<_> = listed
+        .items
+        .iter()
+        .map(|c| c.metadata.namespace.clone().unwrap())
+        .collect();
+    assert_eq!(namespaces, ["team-a", "team-b"]);
+    assert!(
+        r.client
+            .get::<ConfigMap>(&ObjectKey::new("team-b", "settings"))
+            .await
+            .is_ok()
+    );
+    let in_a = r
+        .client
+        .list::<ConfigMap>(&multi.clone().namespace("team-a"))
+        .await
+        .unwrap();
+    assert_eq!(in_a.items.len(), 1);
+
+    // Outside the set: a typed error, not a silent miss.
+    match r
+        .client
+        .get::<ConfigMap>(&ObjectKey::new("team-c", "settings"))
+        .await
+    {
+        Err(Error::NamespaceNotCached {
+            namespace, cached, ..
+        }) => {
+            assert_eq!(namespace, "team-c");
+            assert_eq!(cached, ["team-a", "team-b"]);
+        }
+        other => panic!("expected NamespaceNotCached, got {other:?}"),
+    }
+    assert!(matches!(
+        r.client
+            .list::<ConfigMap>(&ListOptions::default().namespace("team-c"))
+            .await,
+        Err(Error::NamespaceNotCached { .. })
+    ));
+    // The per-kind namespaces win for Secrets.
+    eventually(|| async {
+        r.client
+            .get::<Secret>(&ObjectKey::new("team-c", "token"))
+            .await
+            .is_ok()
+    })
+    .await;
+    assert!(matches!(
+        r.client
+            .get::<Secret>(&ObjectKey::new("team-a", "token"))
+            .await,
+        Err(Error::NamespaceNotCached { .. })
+    ));
+
+    // One reflector, list and watch per namespace; never one across all namespaces.
+    let informer = r.cache.existing_informer_for::<ConfigMap>().unwrap();
+    assert_eq!(informer.reflector_count(), 2);
+    let requests = r.env.requests();
+    let watched = |path: &str| {
+        requests
+            .iter()
+            .any(|q| q.path == path && q.has_query("watch", "true"))
+    };
+    assert!(watched("/api/v1/namespaces/team-a/configmaps"));
+    assert!(watched("/api/v1/namespaces/team-b/configmaps"));
+    let read = |path: &str| requests.iter().any(|q| q.method == "GET" && q.path == path);
+    assert!(!read("/api/v1/namespaces/team-c/configmaps"));
+    assert!(!read("/api/v1/configmaps"));
+    assert!(watched("/api/v1/namespaces/team-c/secrets"));
+
+    // A delete in one namespace leaves the other's objects in place.
+    live.delete::<ConfigMap>(&ObjectKey::new("team-a", "settings"), &Default::default())
+        .await
+        .unwrap();
+    eventually(|| async {
+        r.client
+            .list::<ConfigMap>(&multi)
+            .await
+            .is_ok_and(|l| l.items.len() == 1)
+    })
+    .await;
+    assert!(
+        r.client
+            .get::<ConfigMap>(&ObjectKey::new("team-b", "settings"))
+            .await
+            .is_ok()
+    );
+}
+
+fn namespace(name: &str) -> k8s_openapi::api::core::v1::Namespace {
+    k8s_openapi::api::core::v1::Namespace {
+        metadata: kube_client::core::ObjectMeta {
+            name: Some(name.into()),
+            ..Default::default()
+        },
+        ..Default::default()
+    }
+}
+
+fn secret(ns: &str, name: &str) -> Secret {
+    Secret {
+        metadata: crate::support::meta(ns, name),
+        string_data: Some([("k".to_string(), "v".to_string())].into()),
+        ..Default::default()
     }
 }

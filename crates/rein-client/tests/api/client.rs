@@ -9,6 +9,7 @@ use rein_client::{
 };
 use rein_scheme::ObjectKey;
 use serde_json::json;
+use std::sync::Arc;
 
 use crate::support::{config_map, env, meta, pod};
 
@@ -26,7 +27,7 @@ async fn create_get_update_delete() {
     assert!(created.metadata.uid.is_some());
 
     let key = ObjectKey::new("default", "cm");
-    let mut got: ConfigMap = client.get(&key).await.unwrap();
+    let mut got: ConfigMap = Arc::unwrap_or_clone(client.get(&key).await.unwrap());
     assert_eq!(got.data.as_ref().unwrap()["a"], "1");
 
     got.data.as_mut().unwrap().insert("b".into(), "2".into());
@@ -53,7 +54,7 @@ async fn create_get_update_delete() {
 #[tokio::test]
 async fn cluster_scoped_kinds_ignore_the_key_namespace() {
     let (_env, client) = env().await;
-    let ns: Namespace = client
+    let ns: Arc<Namespace> = client
         .get(&ObjectKey::new("ignored", "kube-system"))
         .await
         .unwrap();
@@ -101,7 +102,7 @@ async fn list_with_selectors_and_paging() {
         .await
         .unwrap();
 
-    let names = |list: &rein_client::ObjectList<Pod>| -> Vec<String> {
+    let names = |list: &rein_client::ObjectList<Arc<Pod>>| -> Vec<String> {
         list.items
             .iter()
             .map(|p| p.metadata.name.clone().unwrap_or_default())
@@ -327,7 +328,7 @@ async fn status_and_other_subresources() {
     assert_eq!(patched.status.unwrap().phase.as_deref(), Some("Succeeded"));
 
     // A plain update does not change status.
-    let mut spec_change = client.get::<Pod>(&key).await.unwrap();
+    let mut spec_change = Arc::unwrap_or_clone(client.get::<Pod>(&key).await.unwrap());
     spec_change.status = None;
     spec_change.metadata.labels = Some([("x".to_string(), "y".to_string())].into());
     let after = client
@@ -377,8 +378,8 @@ async fn status_and_other_subresources() {
         .await
         .unwrap();
     assert_eq!(scaled.spec.and_then(|s| s.replicas), Some(3));
-    let after: Deployment = client.get(&dkey).await.unwrap();
-    assert_eq!(after.spec.and_then(|s| s.replicas), Some(3));
+    let after: Arc<Deployment> = client.get(&dkey).await.unwrap();
+    assert_eq!(after.spec.as_ref().and_then(|s| s.replicas), Some(3));
 }
 
 #[tokio::test]
@@ -535,11 +536,11 @@ async fn a_list_can_ask_for_an_exact_resource_version() {
         .create(&config_map("default", "after", &[]), &PostParams::default())
         .await
         .unwrap();
-    let names = |list: rein_client::ObjectList<ConfigMap>| -> Vec<String> {
+    let names = |list: rein_client::ObjectList<Arc<ConfigMap>>| -> Vec<String> {
         let mut n: Vec<String> = list
             .items
             .into_iter()
-            .filter_map(|c| c.metadata.name)
+            .filter_map(|c| c.metadata.name.clone())
             .filter(|n| n == "before" || n == "after")
             .collect();
         n.sort();

@@ -7,6 +7,7 @@ use rein_client::controllerutil::{
     OperationResult, add_finalizer, create_or_patch, create_or_update, set_controller_reference,
 };
 use rein_scheme::ObjectKey;
+use std::sync::Arc;
 
 use crate::support::{config_map, env, pod};
 
@@ -44,8 +45,8 @@ async fn create_or_update_writes_only_on_change() {
     .await
     .unwrap();
     assert_eq!(result, OperationResult::Updated);
-    let stored: ConfigMap = client.get(&ObjectKey::new("default", "cm")).await.unwrap();
-    assert_eq!(stored.data.unwrap()["k"], "w");
+    let stored: Arc<ConfigMap> = client.get(&ObjectKey::new("default", "cm")).await.unwrap();
+    assert_eq!(stored.data.as_ref().unwrap()["k"], "w");
 
     // Renaming inside mutate is refused.
     let err = create_or_update(&client, &mut again, |cm| {
@@ -103,9 +104,12 @@ async fn create_or_patch_separates_status() {
         .unwrap(),
         OperationResult::Updated
     );
-    let stored: Pod = client.get(&ObjectKey::new("default", "p")).await.unwrap();
-    assert_eq!(stored.status.unwrap().phase.as_deref(), Some("Succeeded"));
-    assert_eq!(stored.metadata.labels.unwrap()["a"], "c");
+    let stored: Arc<Pod> = client.get(&ObjectKey::new("default", "p")).await.unwrap();
+    assert_eq!(
+        stored.status.as_ref().unwrap().phase.as_deref(),
+        Some("Succeeded")
+    );
+    assert_eq!(stored.metadata.labels.as_ref().unwrap()["a"], "c");
 }
 
 #[tokio::test]

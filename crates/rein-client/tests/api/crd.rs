@@ -1,6 +1,7 @@
 //! Custom resources through the typed and the dynamic client, and discovery.
 
 use std::borrow::Cow;
+use std::sync::Arc;
 use std::time::Duration;
 
 use k8s_openapi::NamespaceResourceScope;
@@ -140,7 +141,7 @@ async fn typed_client_on_a_custom_resource() {
         .unwrap();
     assert_eq!(created.spec.size, 3);
     let key = ObjectKey::new("default", "w1");
-    let mut got: Widget = client.get(&key).await.unwrap();
+    let mut got: Widget = Arc::unwrap_or_clone(client.get(&key).await.unwrap());
     got.spec.size = 5;
     let updated = client.update(&got, &PostParams::default()).await.unwrap();
     assert_eq!(updated.spec.size, 5);

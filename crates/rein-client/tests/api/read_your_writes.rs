@@ -2,6 +2,7 @@
 //! injection, a read after a write through the same client sees the write (and, with the
 //! option off, provably does not); deletes, status writes, lists, and the bounded wait.
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use k8s_openapi::api::core::v1::{ConfigMap, Pod, PodStatus};
@@ -275,7 +276,7 @@ async fn a_list_waits_for_every_write_of_the_kind_in_its_namespace() {
         .create(&config_map("default", "off", &[]), &PostParams::default())
         .await
         .unwrap();
-    let names = |l: &rein_client::ObjectList<ConfigMap>| -> Vec<String> {
+    let names = |l: &rein_client::ObjectList<Arc<ConfigMap>>| -> Vec<String> {
         l.items
             .iter()
             .filter_map(|c| c.metadata.name.clone())

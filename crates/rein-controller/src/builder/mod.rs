@@ -6,8 +6,9 @@ mod error;
 use std::fmt;
 use std::sync::Arc;
 
+use rein_client::DynamicObject;
 use rein_client::cache::Cache;
-use rein_scheme::Object;
+use rein_scheme::{Object, RestMapping};
 
 use crate::controller::{Controller, ControllerOptions};
 use crate::handler::{EnqueueRequestForObject, EnqueueRequestForOwner, EventHandler};
@@ -103,6 +104,93 @@ impl<'a, H: ControllerHost + ?Sized> ControllerManagedBy<'a, H> {
             w.controller.watch(
                 Kind::<T>::new(w.cache),
                 EnqueueRequestForObject,
+                with_filters(w.filters, predicates),
+            );
+        }));
+        self
+    }
+
+    /// The reconciled kind, known only at run time: its `DynamicObject` events enqueue the
+    /// object itself. `mapping` comes from
+    /// [`Client::rest_mapping`](rein_client::Client::rest_mapping) (scheme, then discovery).
+    /// Call once, instead of [`ControllerManagedBy::for_`].
+    ///
+    /// Metadata-only kinds need no method of their own: `for_::<PartialObjectMeta<K>>()`,
+    /// `owns::<PartialObjectMeta<U>>()` and `watches::<PartialObjectMeta<K>>(..)` watch and
+    /// cache `K`'s metadata only (controller-runtime's `builder.OnlyMetadata`).
+    pub fn for_dynamic(self, mapping: &RestMapping) -> Self {
+        self.for_dynamic_with(mapping, Vec::new())
+    }
+
+    /// Like [`ControllerManagedBy::for_dynamic`] with predicates for this watch.
+    pub fn for_dynamic_with(
+        mut self,
+        mapping: &RestMapping,
+        predicates: Vec<BoxPredicate<DynamicObject>>,
+    ) -> Self {
+        if self.for_kind.is_some() {
+            self.error.get_or_insert(BuildError::ForCalledTwice);
+            return self;
+        }
+        self.for_kind = Some(mapping.gvk.kind.to_lowercase());
+        self.for_owner = Some(EnqueueRequestForOwner::for_group_kind(
+            &mapping.gvk.group,
+            &mapping.gvk.kind,
+            !mapping.is_namespaced(),
+        ));
+        let mapping = mapping.clone();
+        self.watches.push(Box::new(move |w| {
+            w.controller.watch(
+                Kind::dynamic(w.cache, &mapping),
+                EnqueueRequestForObject,
+                with_filters(w.filters, predicates),
+            );
+        }));
+        self
+    }
+
+    /// An owned kind known only at run time: its `DynamicObject` events enqueue the owning
+    /// `for_` object (controller references only; see [`OwnsOptions`]).
+    pub fn owns_dynamic(self, mapping: &RestMapping) -> Self {
+        self.owns_dynamic_with(mapping, OwnsOptions::default())
+    }
+
+    /// Like [`ControllerManagedBy::owns_dynamic`] with options.
+    pub fn owns_dynamic_with(
+        mut self,
+        mapping: &RestMapping,
+        options: OwnsOptions<DynamicObject>,
+    ) -> Self {
+        self.has_owns = true;
+        let mapping = mapping.clone();
+        self.watches.push(Box::new(move |w| {
+            let Some(owner) = w.for_owner else { return };
+            let handler = if options.match_every_owner {
+                owner.clone().match_every_owner()
+            } else {
+                owner.clone()
+            };
+            w.controller.watch(
+                Kind::dynamic(w.cache, &mapping),
+                handler,
+                with_filters(w.filters, options.predicates),
+            );
+        }));
+        self
+    }
+
+    /// Watches a kind known only at run time in the shared cache with a custom handler.
+    pub fn watches_dynamic(
+        mut self,
+        mapping: &RestMapping,
+        handler: impl EventHandler<DynamicObject>,
+        predicates: Vec<BoxPredicate<DynamicObject>>,
+    ) -> Self {
+        let mapping = mapping.clone();
+        self.watches.push(Box::new(move |w| {
+            w.controller.watch(
+                Kind::dynamic(w.cache, &mapping),
+                handler,
                 with_filters(w.filters, predicates),
             );
         }));

@@ -67,6 +67,19 @@ impl<K: rein_scheme::Object> Kind<K> {
     }
 }
 
+impl Kind<rein_client::DynamicObject> {
+    /// A source for the shared informer of a kind known only at run time (a `DynamicObject`
+    /// kind, e.g. a CRD without a Rust type), by its REST mapping
+    /// ([`Client::rest_mapping`](rein_client::Client::rest_mapping)).
+    pub fn dynamic(cache: &rein_client::cache::Cache, mapping: &rein_scheme::RestMapping) -> Self {
+        let (cache, mapping) = (cache.clone(), mapping.clone());
+        Kind::from_getter(move || {
+            let (cache, mapping) = (cache.clone(), mapping.clone());
+            async move { Ok(cache.dynamic_informer_for(&mapping).await?) }
+        })
+    }
+}
+
 /// Asks the cache for `K`'s shared informer.
 async fn informer_from_cache<K: rein_scheme::Object>(
     cache: &rein_client::cache::Cache,

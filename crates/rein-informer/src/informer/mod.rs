@@ -11,7 +11,7 @@ use parking_lot::Mutex;
 use tokio_util::sync::CancellationToken;
 
 use crate::controller::{Downstream, InformerController, InformerControllerConfig};
-use crate::reflector::ReflectorOptions;
+use crate::reflector::{ReflectorOptions, TransformFn, WatchErrorHandler};
 use crate::{
     DeletedObject, Delta, DeltaFifo, DeltaFifoOptions, DeltaObject, DeltaType, Error, Fifo,
     HasSynced, Indexer, Indexers, ListerWatcher, RealFifo, RealFifoOptions, ResourceEventHandler,
@@ -122,8 +122,31 @@ impl fmt::Display for InformerStatus {
 struct Inner<K> {
     indexer: Indexer<K>,
     processor: Processor<K>,
-    queue: Arc<dyn Fifo<K>>,
+    queue: Arc<Queues<K>>,
     block_deltas: Mutex<()>,
+}
+
+/// The queues between the informer's reflectors and its cache: one, or one per namespace of
+/// a partitioned informer. Synced when every one is.
+#[derive(Debug)]
+pub(crate) struct Queues<K> {
+    all: Vec<Arc<dyn Fifo<K>>>,
+}
+
+impl<K> Queues<K> {
+    pub(crate) fn has_synced(&self) -> bool {
+        self.all.iter().all(|q| q.has_synced())
+    }
+
+    pub(crate) async fn wait_synced(&self) {
+        for q in &self.all {
+            q.wait_synced().await;
+        }
+    }
+
+    fn len(&self) -> usize {
+        self.all.iter().map(|q| q.len()).sum()
+    }
 }
 
 struct Lifecycle<K> {
@@ -131,9 +154,9 @@ struct Lifecycle<K> {
     stopped: bool,
     check_period: Duration,
     runtime: Option<(tokio::runtime::Handle, CancellationToken)>,
-    /// The pipeline's one config value: built with the informer, completed by the setters
-    /// before start, taken by `run`.
-    config: Option<InformerControllerConfig<K>>,
+    /// The pipeline's config value, one per reflector (one, or one per namespace): built with
+    /// the informer, completed by the setters before start, taken by `run`.
+    configs: Vec<InformerControllerConfig<K>>,
 }
 
 /// client-go's `SharedIndexInformer`: lists and watches one resource, keeps an indexed cache and
@@ -143,7 +166,8 @@ pub struct SharedIndexInformer<K> {
     lifecycle: Mutex<Lifecycle<K>>,
     options: InformerOptions,
     running: AtomicBool,
-    controller: Mutex<Option<Arc<InformerController<K>>>>,
+    /// The running reflectors' controllers, one per namespace partition.
+    controllers: Mutex<Vec<Arc<InformerController<K>>>>,
 }
 
 impl<K> fmt::Debug for SharedIndexInformer<K> {
@@ -185,27 +209,82 @@ where
                 ..Default::default()
             })),
         };
+        Self::from_partitions(indexer, vec![(None, lister_watcher, queue)], options)
+    }
+
+    /// An informer over several namespaces of one kind (controller-runtime's multi-namespace
+    /// cache): one lister-watcher per namespace, each with its own reflector, queue and
+    /// resourceVersion, all feeding one cache and one set of handlers. Each lister-watcher
+    /// must see only objects of its namespace: a relist of one namespace replaces that
+    /// namespace's objects in the cache and leaves the others alone. Synced once every
+    /// namespace has synced. The queues are RealFIFOs whatever `options.queue` says (a
+    /// DeltaFIFO's relist would compare against the whole cache).
+    ///
+    /// With one namespace this is [`SharedIndexInformer::from_arc`].
+    pub fn per_namespace(
+        lister_watchers: Vec<(String, Arc<dyn ListerWatcher<K>>)>,
+        options: InformerOptions,
+    ) -> Self {
+        Self::per_namespace_with_indexer(lister_watchers, options, Indexer::new())
+    }
+
+    /// Like [`SharedIndexInformer::per_namespace`], keeping its cache in `indexer`.
+    pub fn per_namespace_with_indexer(
+        lister_watchers: Vec<(String, Arc<dyn ListerWatcher<K>>)>,
+        options: InformerOptions,
+        indexer: Indexer<K>,
+    ) -> Self {
+        if let [(_, only)] = lister_watchers.as_slice() {
+            return Self::from_arc_with_indexer(only.clone(), options, indexer);
+        }
+        let partitions = lister_watchers
+            .into_iter()
+            .map(|(namespace, lister_watcher)| {
+                let queue: Arc<dyn Fifo<K>> = Arc::new(RealFifo::new(RealFifoOptions::default()));
+                (Some(namespace), lister_watcher, queue)
+            })
+            .collect();
+        Self::from_partitions(indexer, partitions, options)
+    }
+
+    /// The informer over its partitions: (namespace covered, lister-watcher, queue) each.
+    fn from_partitions(
+        indexer: Indexer<K>,
+        partitions: Vec<(Option<String>, Arc<dyn ListerWatcher<K>>, Arc<dyn Fifo<K>>)>,
+        options: InformerOptions,
+    ) -> Self {
         let inner = Arc::new(Inner {
             indexer: indexer.clone(),
             processor: Processor::new(),
-            queue: queue.clone(),
+            queue: Arc::new(Queues {
+                all: partitions.iter().map(|(_, _, q)| q.clone()).collect(),
+            }),
             block_deltas: Mutex::new(()),
         });
-        let (process, should) = (inner.clone(), inner.clone());
-        let config = InformerControllerConfig {
-            queue,
-            lister_watcher,
-            process: Box::new(move |deltas, initial| {
-                process.process_deltas(deltas, initial);
-                Ok(())
-            }),
-            reflector: options.reflector.clone(),
-            should_resync: Some(Arc::new(move || should.processor.should_resync())),
-            watch_error_handler: None,
-            transform: None,
-            known_objects: Some(indexer),
-            retry_on_error: false,
-        };
+        let configs = partitions
+            .into_iter()
+            .map(|(namespace, lister_watcher, queue)| {
+                let (process, should) = (inner.clone(), inner.clone());
+                let mut reflector = options.reflector.clone();
+                if let Some(ns) = &namespace {
+                    reflector.name = format!("{} in {ns}", reflector.name);
+                }
+                InformerControllerConfig {
+                    queue,
+                    lister_watcher,
+                    process: Box::new(move |deltas, initial| {
+                        process.process_deltas(deltas, initial, namespace.as_deref());
+                        Ok(())
+                    }),
+                    reflector,
+                    should_resync: Some(Arc::new(move || should.processor.should_resync())),
+                    watch_error_handler: None,
+                    transform: None,
+                    known_objects: Some(indexer.clone()),
+                    retry_on_error: false,
+                }
+            })
+            .collect();
         SharedIndexInformer {
             inner,
             lifecycle: Mutex::new(Lifecycle {
@@ -213,12 +292,18 @@ where
                 stopped: false,
                 check_period: options.resync_period,
                 runtime: None,
-                config: Some(config),
+                configs,
             }),
             options,
             running: AtomicBool::new(false),
-            controller: Mutex::new(None),
+            controllers: Mutex::new(Vec::new()),
         }
+    }
+
+    /// How many reflectors feed the cache: one, or one per namespace
+    /// ([`SharedIndexInformer::per_namespace`]).
+    pub fn reflector_count(&self) -> usize {
+        self.inner.queue.all.len()
     }
 
     /// The informer's cache.
@@ -239,13 +324,14 @@ where
     /// Sets a transform applied to every object before it is stored. Only before start.
     pub fn set_transform(&self, f: impl Fn(K) -> K + Send + Sync + 'static) -> Result<(), Error> {
         let mut lc = self.lifecycle.lock();
-        match lc.config.as_mut() {
-            Some(config) => config.transform = Some(Arc::new(f)),
-            _ => {
-                return Err(Error::AlreadyStarted {
-                    action: "setting a transform",
-                });
-            }
+        if lc.started {
+            return Err(Error::AlreadyStarted {
+                action: "setting a transform",
+            });
+        }
+        let f: TransformFn<K> = Arc::new(f);
+        for config in &mut lc.configs {
+            config.transform = Some(f.clone());
         }
         Ok(())
     }
@@ -256,13 +342,14 @@ where
         f: impl Fn(&Error) + Send + Sync + 'static,
     ) -> Result<(), Error> {
         let mut lc = self.lifecycle.lock();
-        match lc.config.as_mut() {
-            Some(config) => config.watch_error_handler = Some(Arc::new(f)),
-            _ => {
-                return Err(Error::AlreadyStarted {
-                    action: "setting a watch error handler",
-                });
-            }
+        if lc.started {
+            return Err(Error::AlreadyStarted {
+                action: "setting a watch error handler",
+            });
+        }
+        let f: WatchErrorHandler = Arc::new(f);
+        for config in &mut lc.configs {
+            config.watch_error_handler = Some(f.clone());
         }
         Ok(())
     }
@@ -295,9 +382,9 @@ where
             stopped,
             synced: self.has_synced(),
             reflector: self
-                .controller
+                .controllers
                 .lock()
-                .as_ref()
+                .first()
                 .map(|c| c.reflector_status()),
             queued: self.inner.queue.len(),
             handler_buffers: self.inner.processor.buffered(),
@@ -305,11 +392,12 @@ where
         }
     }
 
-    /// The resource version of the last list, event or bookmark the reflector applied.
+    /// The resource version of the last list, event or bookmark the reflector applied (the
+    /// first namespace's reflector for a per-namespace informer).
     pub fn last_sync_resource_version(&self) -> Option<String> {
-        self.controller
+        self.controllers
             .lock()
-            .as_ref()
+            .first()
             .and_then(|c| c.last_sync_resource_version())
     }
 
@@ -399,7 +487,7 @@ where
             return;
         }
         let processor_stop = CancellationToken::new();
-        let config = {
+        let configs = {
             let mut lc = self.lifecycle.lock();
             lc.started = true;
             let handle = tokio::runtime::Handle::current();
@@ -408,18 +496,23 @@ where
             }
             lc.runtime = Some((handle, processor_stop.clone()));
             let check_period = lc.check_period;
-            lc.config.take().map(|mut config| {
+            let mut configs = std::mem::take(&mut lc.configs);
+            for config in &mut configs {
                 config.reflector.resync_period = check_period;
-                config
-            })
+            }
+            configs
         };
-        let Some(config) = config else {
+        if configs.is_empty() {
             return;
-        };
-        let controller =
-            Arc::new(InformerController::new(config).with_downstream(self.inner.clone()));
-        *self.controller.lock() = Some(controller.clone());
-        controller.run(stop).await;
+        }
+        let controllers: Vec<_> = configs
+            .into_iter()
+            .map(|config| {
+                Arc::new(InformerController::new(config).with_downstream(self.inner.clone()))
+            })
+            .collect();
+        *self.controllers.lock() = controllers.clone();
+        futures::future::join_all(controllers.iter().map(|c| c.run(stop.clone()))).await;
         processor_stop.cancel();
         self.lifecycle.lock().stopped = true;
     }
@@ -431,7 +524,7 @@ impl<K: Resource + Send + Sync + 'static> HasSynced for SharedIndexInformer<K> {
     }
 
     fn wait_synced(&self) -> BoxFuture<'_, ()> {
-        self.inner.queue.wait_synced()
+        Box::pin(self.inner.queue.wait_synced())
     }
 }
 
@@ -468,7 +561,9 @@ impl<K: Resource + Send + Sync + 'static> Inner<K> {
     }
 
     /// client-go's `processDeltas`: store presence, not the delta type, decides add vs update.
-    fn process_deltas(&self, deltas: Vec<Delta<K>>, initial: bool) {
+    /// `scope`: the namespace this batch's reflector covers in a per-namespace informer (its
+    /// relists and resyncs touch that namespace only).
+    fn process_deltas(&self, deltas: Vec<Delta<K>>, initial: bool, scope: Option<&str>) {
         let _block = self.block_deltas.lock();
         for delta in deltas {
             match (delta.kind, delta.object) {
@@ -499,9 +594,16 @@ impl<K: Resource + Send + Sync + 'static> Inner<K> {
                         objects,
                         resource_version,
                     },
-                ) => self.replace_all(objects, resource_version, initial),
+                ) => match scope {
+                    Some(ns) => self.replace_namespace(ns, objects, resource_version, initial),
+                    None => self.replace_all(objects, resource_version, initial),
+                },
                 (DeltaType::SyncAll, _) => {
-                    for obj in self.indexer.list() {
+                    let objects = match scope {
+                        Some(ns) => self.in_namespace(ns),
+                        None => self.indexer.list(),
+                    };
+                    for obj in objects {
                         self.processor
                             .distribute(Notification::Update(obj.clone(), obj), true);
                     }
@@ -512,6 +614,53 @@ impl<K: Resource + Send + Sync + 'static> Inner<K> {
                 (kind, _) => tracing::warn!(?kind, "ignoring a malformed delta"),
             }
         }
+    }
+
+    /// The cached objects of one namespace.
+    fn in_namespace(&self, ns: &str) -> Vec<Arc<K>> {
+        match self.indexer.by_index(crate::NAMESPACE_INDEX, ns) {
+            Ok(found) => found,
+            Err(_) => self
+                .indexer
+                .list()
+                .into_iter()
+                .filter(|o| o.meta().namespace.as_deref() == Some(ns))
+                .collect(),
+        }
+    }
+
+    /// A relist of one namespace of a per-namespace informer: that namespace's objects missing
+    /// from the list are deleted (as tombstones) first, then the list is stored in order; the
+    /// other namespaces are left alone.
+    fn replace_namespace(
+        &self,
+        ns: &str,
+        objects: Vec<Arc<K>>,
+        resource_version: String,
+        initial: bool,
+    ) {
+        let mut old: std::collections::HashMap<Arc<str>, Arc<K>> = self
+            .in_namespace(ns)
+            .into_iter()
+            .map(|o| (self.indexer.arc_key(&o), o))
+            .collect();
+        for obj in &objects {
+            old.remove(&self.indexer.arc_key(obj));
+        }
+        for (key, obj) in old {
+            self.indexer.delete_by_key(&key);
+            self.processor.distribute(
+                Notification::Delete(DeletedObject::Tombstone {
+                    key: key.to_string(),
+                    obj,
+                }),
+                false,
+            );
+        }
+        for obj in objects {
+            self.upsert_and_notify(obj, initial);
+        }
+        self.indexer.bookmark(resource_version);
     }
 
     /// Applies an atomic replacement: deletions (as tombstones) first, then adds and updates in

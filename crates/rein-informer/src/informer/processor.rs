@@ -13,8 +13,9 @@ use tokio::sync::{Notify, mpsc};
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
+use super::Queues;
 use crate::room::Room;
-use crate::{DeletedObject, Fifo, ResourceEventHandler};
+use crate::{DeletedObject, ResourceEventHandler};
 
 /// Notifications a handler's buffer holds before the informer's process loop waits for its
 /// delivery task to catch up (the loop checks between batches, so a buffer may hold one batch
@@ -55,7 +56,7 @@ pub(crate) struct Listener<K> {
     requested_resync: Duration,
     resync: Mutex<(Duration, Instant)>,
     syncing: AtomicBool,
-    queue: Arc<dyn Fifo<K>>,
+    queue: Arc<Queues<K>>,
     /// Woken whenever `pending_initial` drops to zero.
     initial_done: Notify,
 }
@@ -65,7 +66,7 @@ impl<K> Listener<K> {
         handler: Arc<dyn ResourceEventHandler<K>>,
         requested_resync: Duration,
         effective_resync: Duration,
-        queue: Arc<dyn Fifo<K>>,
+        queue: Arc<Queues<K>>,
     ) -> Self {
         let (tx, rx) = mpsc::unbounded_channel();
         Listener {

@@ -33,7 +33,8 @@ fn listener(period: Duration, seen: Arc<AtomicUsize>) -> Arc<Listener<ConfigMap>
     let handler = ResourceEventHandlerFuncs::new().on_update(move |_, _| {
         seen.fetch_add(1, Ordering::SeqCst);
     });
-    Arc::new(Listener::new(Arc::new(handler), period, period, queue))
+    let queues = Arc::new(super::Queues { all: vec![queue] });
+    Arc::new(Listener::new(Arc::new(handler), period, period, queues))
 }
 
 #[tokio::test(start_paused = true)]

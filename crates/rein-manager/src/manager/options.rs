@@ -98,6 +98,17 @@ impl Options {
         self
     }
 
+    /// Restricts the cache (and so the client's cached reads) to a set of namespaces
+    /// (controller-runtime's `cache.Options.DefaultNamespaces`): one watch per namespace and
+    /// kind, reads spanning them, and a read naming another namespace failing with
+    /// `rein_client::Error::NamespaceNotCached`. Per-kind namespaces:
+    /// [`ByObject::namespaces`](rein_client::cache::ByObject::namespaces) in
+    /// [`Options::cache`].
+    pub fn namespaces<S: Into<String>>(mut self, namespaces: impl IntoIterator<Item = S>) -> Self {
+        self.cache = self.cache.namespaces(namespaces);
+        self
+    }
+
     /// Sets the cache options.
     pub fn cache(mut self, cache: CacheOptions) -> Self {
         self.cache = cache;

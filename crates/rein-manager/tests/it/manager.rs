@@ -851,3 +851,76 @@ async fn a_manager_uses_the_kube_client_it_is_given() {
     stop.cancel();
     running.await.expect("manager task").expect("manager stops");
 }
+
+#[tokio::test]
+async fn a_manager_with_namespaces_watches_each_and_caches_nothing_outside() {
+    use k8s_openapi::api::core::v1::{ConfigMap, Namespace};
+    use rein_client::ListOptions;
+    use rein_scheme::ObjectKey;
+
+    let env = TestEnv::start().await.unwrap();
+    for ns in ["blue", "green", "red"] {
+        Api::<Namespace>::all(env.client())
+            .create(
+                &PostParams::default(),
+                &serde_json::from_value(serde_json::json!({"metadata": {"name": ns}})).unwrap(),
+            )
+            .await
+            .unwrap();
+        Api::<ConfigMap>::namespaced(env.client(), ns)
+            .create(
+                &PostParams::default(),
+                &serde_json::from_value(serde_json::json!({
+                    "metadata": {"name": "cm", "labels": {"test": "namespaces"}}
+                }))
+                .unwrap(),
+            )
+            .await
+            .unwrap();
+    }
+    let mgr = manager(&env, Options::default().namespaces(["blue", "green"])).await;
+    mgr.cache().informer_for::<ConfigMap>().await.unwrap();
+    let (stop, task) = spawn_start(&mgr);
+    assert!(mgr.cache().wait_for_cache_sync().await);
+
+    let client = mgr.client();
+    let listed = client
+        .list::<ConfigMap>(&ListOptions::default().matching_labels([("test", "namespaces")]))
+        .await
+        .unwrap();
+    let mut namespaces: Vec<_> = listed
+        .items
+        .iter()
+        .filter_map(|c| c.metadata.namespace.clone())
+        .collect();
+    namespaces.sort();
+    assert_eq!(namespaces, ["blue", "green"]);
+    assert!(matches!(
+        client.get::<ConfigMap>(&ObjectKey::new("red", "cm")).await,
+        Err(rein_client::Error::NamespaceNotCached { .. })
+    ));
+    let informer = mgr.cache().existing_informer_for::<ConfigMap>().unwrap();
+    assert_eq!(informer.reflector_count(), 2);
+    assert!(
+        informer
+            .indexer()
+            .list()
+            .iter()
+            .all(|c| c.metadata.namespace.as_deref() != Some("red")),
+        "nothing outside the set is cached"
+    );
+    let requests = env.requests();
+    for ns in ["blue", "green"] {
+        let path = format!("/api/v1/namespaces/{ns}/configmaps");
+        assert!(
+            requests
+                .iter()
+                .any(|q| q.path == path && q.has_query("watch", "true")),
+            "{ns} is watched"
+        );
+    }
+    assert!(!requests.iter().any(|q| q.method == "GET"
+        && (q.path == "/api/v1/namespaces/red/configmaps" || q.path == "/api/v1/configmaps")));
+    stop.cancel();
+    task.await.unwrap().unwrap();
+}
