@@ -45,6 +45,7 @@ pub struct TestEnvBuilder {
     too_large_rv_wait: Duration,
     validate: bool,
     webhook_services: crate::admission::Services,
+    plugins: crate::plugins::Plugins,
 }
 
 impl Default for TestEnvBuilder {
@@ -59,6 +60,7 @@ impl Default for TestEnvBuilder {
             too_large_rv_wait: DEFAULT_TOO_LARGE_RV_WAIT,
             validate: true,
             webhook_services: crate::admission::Services::default(),
+            plugins: crate::plugins::Plugins::all(),
         }
     }
 }
@@ -114,6 +116,30 @@ impl TestEnvBuilder {
     /// 3 MiB body limit are still enforced.
     pub fn validate_objects(mut self, validate: bool) -> TestEnvBuilder {
         self.validate = validate;
+        self
+    }
+
+    /// Turns a built-in admission plugin on or off (all are on by default, as in a real
+    /// cluster's default plugin set; kube-apiserver's `--disable-admission-plugins`). The
+    /// controllers they rely on run either way: every namespace has the `default`
+    /// ServiceAccount and the `kube-root-ca.crt` ConfigMap, and ResourceQuotas' `status`
+    /// shows their usage.
+    ///
+    /// ```
+    /// # async fn demo() -> Result<(), rein_testenv::Error> {
+    /// use rein_testenv::{AdmissionPlugin, TestEnv};
+    ///
+    /// // Pods keep the spec they are sent: no token volume, no default tolerations.
+    /// let env = TestEnv::builder()
+    ///     .admission_plugin(AdmissionPlugin::ServiceAccount, false)
+    ///     .admission_plugin(AdmissionPlugin::DefaultTolerationSeconds, false)
+    ///     .start()
+    ///     .await?;
+    /// # drop(env); Ok(()) }
+    /// # tokio::runtime::Runtime::new().unwrap().block_on(demo()).unwrap();
+    /// ```
+    pub fn admission_plugin(mut self, plugin: crate::AdmissionPlugin, on: bool) -> TestEnvBuilder {
+        self.plugins.set(plugin, on);
         self
     }
 
@@ -200,7 +226,12 @@ impl TestEnvBuilder {
         let scheme = if tls.is_some() { "https" } else { "http" };
         let base_url = format!("{scheme}://{addr}");
 
+        let ca_pem = match &tls {
+            Some(tls) => tls.ca_pem.clone(),
+            None => crate::tls::generate_ca_pem()?,
+        };
         let store = Arc::new(Store::new(self.watch_history));
+        store.set_write_hook(Box::new(crate::plugins::Controllers::new(ca_pem)));
         let state = Arc::new(State {
             catalogue: Catalogue::new(),
             store: store.clone(),
@@ -214,6 +245,7 @@ impl TestEnvBuilder {
             shutdown: CancellationToken::new(),
             server_address: addr.to_string(),
             webhook_services: self.webhook_services.clone(),
+            plugins: self.plugins,
         });
         seed_namespaces(&state);
 
@@ -323,6 +355,7 @@ fn seed_namespaces(state: &State) {
         let ns = json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}});
         let _ = ops::create(&mut txn, target, None, ns, &WriteOpts::default());
     }
+    crate::plugins::Controllers::seed(&mut txn);
 }
 
 /// A kubeconfig with one cluster, user and context, all named `rein-testenv`.

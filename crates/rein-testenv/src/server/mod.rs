@@ -52,6 +52,8 @@ pub(crate) struct State {
     pub(crate) server_address: String,
     /// Local addresses of the services webhook configurations name.
     pub(crate) webhook_services: crate::admission::Services,
+    /// The built-in admission plugins that are on.
+    pub(crate) plugins: crate::plugins::Plugins,
 }
 
 /// Accepts connections until `state.shutdown` is cancelled.

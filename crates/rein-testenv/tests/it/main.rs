@@ -21,6 +21,7 @@ mod field_selectors;
 mod future_rv;
 mod kubectl;
 mod kubectl_crd;
+mod limitranger;
 mod load;
 mod managed_fields;
 mod paging;
@@ -28,6 +29,12 @@ mod prop_config;
 mod prop_patch;
 mod prop_requests;
 mod protocol;
+mod quota;
 mod representations;
+mod serviceaccount_admission;
 mod validation;
 mod watch;
+
+/// The ConfigMap the root CA publisher keeps in every namespace, as in a real cluster: tests
+/// that list or watch a namespace's ConfigMaps leave it out.
+pub(crate) const ROOT_CA: &str = "kube-root-ca.crt";
