@@ -288,7 +288,7 @@ pub(super) fn validate(
 ) -> Result<(), String> {
     let pod = is_core(def, "pods");
     let pvc = is_core(def, "persistentvolumeclaims");
-    if !(pod && op == Op::Create) && !pvc {
+    if !(pvc || pod && op == Op::Create) {
         return Ok(());
     }
     let namespace = obj

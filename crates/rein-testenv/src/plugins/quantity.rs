@@ -151,7 +151,7 @@ impl Quantity {
         if format == Format::BinarySi {
             let mut value = abs / NANO as u128;
             let mut exp = 0;
-            while exp < 6 && value % 1024 == 0 {
+            while exp < 6 && value.is_multiple_of(1024) {
                 value /= 1024;
                 exp += 1;
             }
@@ -161,7 +161,7 @@ impl Quantity {
         // Strip trailing zeros, then bring the exponent down to a multiple of three.
         let mut mantissa = abs;
         let mut exponent: i32 = -9;
-        while mantissa % 10 == 0 {
+        while mantissa.is_multiple_of(10) {
             mantissa /= 10;
             exponent += 1;
         }
