@@ -427,4 +427,88 @@ fn kubectl_creates_and_describes_quotas_and_hits_them() {
     );
     let quota = server.json(&["get", "resourcequota", "small", "-n", "q", "-o", "json"]);
     assert_eq!(quota["status"]["used"]["configmaps"], "2");
+
+    // kube-apiserver's flag turns the plugin off; usage is still reported.
+    let loose = Server::start_with(&["--disable-admission-plugins=ResourceQuota,Priority"]);
+    loose.ok(&["create", "quota", "small", "--hard=configmaps=1"]);
+    loose.ok(&["create", "configmap", "over"]);
+    let quota = loose.json(&["get", "resourcequota", "small", "-o", "json"]);
+    assert_eq!(quota["status"]["used"]["configmaps"], "2");
+}
+
+/// As kube-apiserver orders its plugins: the built-in mutating plugins run before the mutating
+/// webhooks (which see their result), and ResourceQuota runs after the validating webhooks
+/// (whose denial is the answer when both would refuse).
+#[tokio::test]
+async fn built_in_plugins_run_in_kube_apiservers_order_around_webhooks() {
+    use crate::admission_support::{Webhook, allow, core_rules, deny, entry, install, send};
+
+    let env = TestEnv::start().await.expect("server starts");
+    let client = env.client();
+    let mutating = Webhook::start(|_| allow()).await;
+    install(
+        &env,
+        "Mutating",
+        "m",
+        vec![entry(
+            "m.example.com",
+            &mutating,
+            "/m",
+            core_rules(&["CREATE"], &["pods"]),
+            json!({}),
+        )],
+    )
+    .await;
+    let validating = Webhook::start(|_| deny(403, "no more config maps")).await;
+    install(
+        &env,
+        "Validating",
+        "v",
+        vec![entry(
+            "v.example.com",
+            &validating,
+            "/v",
+            core_rules(&["CREATE"], &["configmaps"]),
+            json!({}),
+        )],
+    )
+    .await;
+    let quotas: Api<ResourceQuota> = Api::namespaced(client.clone(), "default");
+    quotas
+        .create(
+            &PostParams::default(),
+            &quota("full", json!({"hard": {"configmaps": "1"}})),
+        )
+        .await
+        .expect("creates the quota");
+
+    let body = serde_json::to_value(pod("seen", json!({}))).expect("json");
+    let sent = send(&env, "POST", "/api/v1/namespaces/default/pods", Some(&body)).await;
+    assert_eq!(sent.code, 201, "{}", sent.body);
+    let calls = mutating.calls();
+    let seen = &calls[0]["object"]["spec"];
+    assert_eq!(seen["serviceAccountName"], "default");
+    assert_eq!(seen["priority"], 0);
+    assert_eq!(seen["tolerations"].as_array().map(Vec::len), Some(2));
+    assert!(
+        seen["volumes"][0]["name"]
+            .as_str()
+            .unwrap_or_default()
+            .starts_with("kube-api-access-"),
+        "{seen}"
+    );
+
+    let body = json!({"metadata": {"name": "over"}});
+    let sent = send(
+        &env,
+        "POST",
+        "/api/v1/namespaces/default/configmaps",
+        Some(&body),
+    )
+    .await;
+    assert_eq!(sent.code, 403, "{}", sent.body);
+    assert_eq!(
+        sent.message(),
+        "admission webhook \"v.example.com\" denied the request: no more config maps"
+    );
 }
