@@ -134,7 +134,8 @@ pub(crate) fn mutate(
     namespace: Option<&str>,
     obj: &mut Value,
 ) -> Result<(), ApiError> {
-    if !plugins.mutates(def) {
+    // A body whose shape is wrong is left to validation, which words the error.
+    if !plugins.mutates(def) || !obj.is_object() || !obj.get("spec").is_none_or(Value::is_object) {
         return Ok(());
     }
     let namespace = namespace.unwrap_or_default();
