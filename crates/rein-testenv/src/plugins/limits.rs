@@ -469,3 +469,35 @@ fn aggregate(errors: Vec<String>) -> Option<String> {
         _ => Some(format!("[{}]", seen.join(", "))),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::{aggregate, default_limit_range};
+
+    #[test]
+    fn limit_ranges_are_defaulted_as_kube_stores_them() {
+        let mut lr = json!({"spec": {"limits": [
+            {"type": "Container", "max": {"cpu": "2"}, "min": {"memory": "64Mi"}},
+            {"type": "Pod", "max": {"cpu": "4"}},
+        ]}});
+        default_limit_range(&mut lr);
+        assert_eq!(lr["spec"]["limits"][0]["default"], json!({"cpu": "2"}));
+        assert_eq!(
+            lr["spec"]["limits"][0]["defaultRequest"],
+            json!({"cpu": "2", "memory": "64Mi"})
+        );
+        assert!(lr["spec"]["limits"][1].get("default").is_none());
+    }
+
+    #[test]
+    fn errors_aggregate_as_apimachinery_words_them() {
+        assert_eq!(aggregate(Vec::new()), None);
+        assert_eq!(aggregate(vec!["a".into()]).as_deref(), Some("a"));
+        assert_eq!(
+            aggregate(vec!["a".into(), "b".into(), "a".into()]).as_deref(),
+            Some("[a, b]")
+        );
+    }
+}

@@ -487,3 +487,68 @@ fn best_effort(pod: &Value) -> bool {
         })
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::{counted_by, usage};
+    use crate::resources::ResKey;
+
+    fn core(plural: &str) -> ResKey {
+        ResKey {
+            group: String::new(),
+            plural: plural.into(),
+        }
+    }
+
+    #[test]
+    fn quota_names_map_to_the_resources_that_count_them() {
+        let apps = ResKey {
+            group: "apps".into(),
+            plural: "deployments".into(),
+        };
+        assert_eq!(counted_by("count/deployments.apps"), Some(apps));
+        assert_eq!(counted_by("count/pods"), Some(core("pods")));
+        assert_eq!(counted_by("requests.cpu"), Some(core("pods")));
+        assert_eq!(counted_by("limits.memory"), Some(core("pods")));
+        assert_eq!(counted_by("requests.nvidia.com/gpu"), Some(core("pods")));
+        assert_eq!(counted_by("hugepages-2Mi"), Some(core("pods")));
+        assert_eq!(
+            counted_by("requests.storage"),
+            Some(core("persistentvolumeclaims"))
+        );
+        assert_eq!(
+            counted_by("gold.storageclass.storage.k8s.io/requests.storage"),
+            Some(core("persistentvolumeclaims"))
+        );
+        assert_eq!(counted_by("services.nodeports"), Some(core("services")));
+        assert_eq!(counted_by("secrets"), Some(core("secrets")));
+        assert_eq!(counted_by("limits.nvidia.com/gpu"), None);
+        assert_eq!(counted_by("widgets"), None);
+    }
+
+    #[test]
+    fn pods_charge_compute_until_they_finish() {
+        let pod = json!({"spec": {
+            "containers": [
+                {"name": "a", "resources": {"requests": {"cpu": "250m"}, "limits": {"memory": "1Gi"}}},
+                {"name": "b", "resources": {"requests": {"cpu": "250m", "memory": "512Mi"}}},
+            ],
+            "initContainers": [{"name": "i", "resources": {"requests": {"cpu": "2"}}}],
+        }});
+        let u = usage(&core("pods"), &pod);
+        let show = |k: &str| u.get(k).map(|q| q.canonical());
+        assert_eq!(show("pods").as_deref(), Some("1"));
+        assert_eq!(show("count/pods").as_deref(), Some("1"));
+        // The init container needs more on its own than the containers together.
+        assert_eq!(show("requests.cpu").as_deref(), Some("2"));
+        assert_eq!(show("requests.memory").as_deref(), Some("1536Mi"));
+        assert_eq!(show("limits.memory").as_deref(), Some("1Gi"));
+        assert_eq!(show("limits.cpu"), None);
+        let mut done = pod.clone();
+        done["status"] = json!({"phase": "Failed"});
+        let u = usage(&core("pods"), &done);
+        assert_eq!(u.keys().collect::<Vec<_>>(), ["count/pods"]);
+    }
+}
