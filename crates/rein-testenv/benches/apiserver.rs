@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 use futures::{AsyncBufReadExt, StreamExt};
 use k8s_openapi::api::core::v1::ConfigMap;
 use kube_client::api::{Api, PostParams};
-use rein_testenv::TestEnv;
+use rein_testenv::{AdmissionPlugin, TestEnv};
 use serde_json::json;
 
 const LIST_OBJECTS: usize = 100_000;
@@ -130,8 +130,26 @@ fn pod(i: usize, owner_uid: &str) -> serde_json::Value {
 /// Creates `PODS` realistic Pods from pre-encoded bodies (so the figure is the server's, not
 /// the client's serialisation), `CONCURRENCY` in flight; reports throughput and the latency
 /// tail under that burst.
-async fn pod_creates() {
-    let env = TestEnv::start().await.expect("starts");
+///
+/// With `admission` false the built-in admission plugins are off, so the two runs show what
+/// they cost per create.
+async fn pod_creates(admission: bool) {
+    let mut builder = TestEnv::builder();
+    for plugin in [
+        AdmissionPlugin::ResourceQuota,
+        AdmissionPlugin::LimitRanger,
+        AdmissionPlugin::ServiceAccount,
+        AdmissionPlugin::Priority,
+        AdmissionPlugin::DefaultTolerationSeconds,
+    ] {
+        builder = builder.admission_plugin(plugin, admission);
+    }
+    let env = builder.start().await.expect("starts");
+    let plugins = if admission {
+        ""
+    } else {
+        ", built-in admission off"
+    };
     let client = env.client();
     let mut owners = Vec::new();
     for j in 0..OWNERS {
@@ -190,16 +208,16 @@ async fn pod_creates() {
         .expect("gets")
         .len();
     println!(
-        "BENCH|testenv|create throughput, realistic Pods ({sent} B sent, {stored} B stored; {CONCURRENCY} concurrent, raw bodies)|{:.0}|creates/s|higher is better",
+        "BENCH|testenv|create throughput, realistic Pods ({sent} B sent, {stored} B stored; {CONCURRENCY} concurrent, raw bodies{plugins})|{:.0}|creates/s|higher is better",
         PODS as f64 / took.as_secs_f64()
     );
     let p = |q: f64| latencies[((latencies.len() as f64 * q) as usize).min(latencies.len() - 1)];
     println!(
-        "BENCH|testenv|Pod create latency p50 ({CONCURRENCY} in flight)|{:.2}|ms|lower is better",
+        "BENCH|testenv|Pod create latency p50 ({CONCURRENCY} in flight{plugins})|{:.2}|ms|lower is better",
         p(0.5).as_secs_f64() * 1e3
     );
     println!(
-        "BENCH|testenv|Pod create latency p99 ({CONCURRENCY} in flight)|{:.2}|ms|lower is better",
+        "BENCH|testenv|Pod create latency p99 ({CONCURRENCY} in flight{plugins})|{:.2}|ms|lower is better",
         p(0.99).as_secs_f64() * 1e3
     );
 }
@@ -355,7 +373,8 @@ fn main() {
             return;
         }
         if only_pods {
-            pod_creates().await;
+            pod_creates(true).await;
+            pod_creates(false).await;
             return;
         }
         if only_rbac {
@@ -370,7 +389,8 @@ fn main() {
         );
         drop(env);
         list_and_create().await;
-        pod_creates().await;
+        pod_creates(true).await;
+        pod_creates(false).await;
         watch_fan_out().await;
         rbac_enforcement().await;
     });

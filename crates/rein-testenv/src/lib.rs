@@ -58,6 +58,13 @@
 //! # }
 //! # tokio::runtime::Runtime::new().unwrap().block_on(demo()).unwrap();
 //! ```
+//!
+//! Writes go through kube-apiserver's built-in admission plugins as on a real cluster
+//! (ResourceQuota, LimitRanger, ServiceAccount, Priority, DefaultTolerationSeconds; each one
+//! can be turned off with [`TestEnvBuilder::admission_plugin`]), then through the admission
+//! webhooks the stored configurations name. As on a real cluster, every namespace has the
+//! `default` ServiceAccount and the `kube-root-ca.crt` ConfigMap, and a ResourceQuota's
+//! `status` shows its usage.
 
 mod admission;
 mod auth;
@@ -69,6 +76,7 @@ mod faults;
 mod openapi;
 mod ops;
 mod patch;
+mod plugins;
 mod proto;
 mod rbac;
 mod requests;
@@ -87,4 +95,5 @@ pub use env::run_until_signal;
 pub use env::{TestEnv, TestEnvBuilder};
 pub use error::Error;
 pub use faults::{Fault, Faults};
+pub use plugins::AdmissionPlugin;
 pub use requests::{InFlightRequest, RequestRecord, RequestStage};

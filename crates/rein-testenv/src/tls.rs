@@ -26,6 +26,19 @@ impl std::fmt::Debug for Tls {
     }
 }
 
+/// A fresh CA certificate alone, PEM: what the `kube-root-ca.crt` ConfigMaps publish when the
+/// server runs without TLS.
+pub(crate) fn generate_ca_pem() -> Result<String, Error> {
+    let err = |e: rcgen::Error| Error::Tls(e.to_string());
+    let key = KeyPair::generate().map_err(err)?;
+    let mut params = CertificateParams::new(Vec::<String>::new()).map_err(err)?;
+    params.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
+    params
+        .distinguished_name
+        .push(DnType::CommonName, "rein-testenv-ca");
+    Ok(params.self_signed(&key).map_err(err)?.pem())
+}
+
 /// Generates a CA and a serving certificate valid for `ip` and `localhost`.
 pub(crate) fn generate(ip: std::net::IpAddr) -> Result<Tls, Error> {
     let err = |e: rcgen::Error| Error::Tls(e.to_string());

@@ -509,7 +509,8 @@ async fn the_limiter_layer_sits_under_a_working_client() {
         .list::<ConfigMap>(&ListOptions::default().namespace("default"))
         .await
         .unwrap();
-    assert_eq!(list.items.len(), 10);
+    // And the namespace's root CA ConfigMap, `kube-root-ca.crt`, as on a real cluster.
+    assert_eq!(list.items.len(), 11);
 }
 
 /// `resourceVersionMatch=Exact` lists the collection as it was: a ConfigMap created after that

@@ -9,9 +9,7 @@ use k8s_openapi::api::core::v1::ConfigMap;
 use kube_client::api::Api;
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
-use rein_informer::{
-    ApiListerWatcher, ListWatchOptions, QueueKind, SharedIndexInformer, meta_namespace_key,
-};
+use rein_informer::{ApiListerWatcher, QueueKind, SharedIndexInformer, meta_namespace_key};
 use rein_testenv::{Fault, TestEnv};
 use tokio_util::sync::CancellationToken;
 
@@ -40,7 +38,7 @@ async fn chaos(seed: u64, queue: QueueKind) {
     for i in 0..10 {
         create(&api, &format!("seed-{i}")).await;
     }
-    let lw = ApiListerWatcher::<ConfigMap>::new(env.client(), ListWatchOptions::default());
+    let lw = ApiListerWatcher::<ConfigMap>::new(env.client(), crate::support::demo_objects());
     // Odd seeds run with client-go's default of relisting at the first 500 on a watch; even
     // seeds re-watch through 500s for up to 30 s (longer than the run), so there only 410s
     // relist.

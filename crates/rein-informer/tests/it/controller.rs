@@ -9,7 +9,7 @@ use k8s_openapi::api::core::v1::ConfigMap;
 use kube_client::api::Api;
 use parking_lot::Mutex;
 use rein_informer::{
-    ApiListerWatcher, DeltaFifo, DeltaFifoOptions, DeltaType, Indexer, ListWatchOptions, Requeue,
+    ApiListerWatcher, DeltaFifo, DeltaFifoOptions, DeltaType, Indexer, Requeue,
     deletion_handling_key,
 };
 use rein_informer::{InformerController, InformerControllerConfig};
@@ -37,7 +37,7 @@ async fn run_with_retry(retry_on_error: bool) -> (usize, Vec<(DeltaType, String)
         queue,
         lister_watcher: Arc::new(ApiListerWatcher::<ConfigMap>::new(
             env.client(),
-            ListWatchOptions::default(),
+            crate::support::demo_objects(),
         )),
         process: Box::new(move |deltas, _initial| {
             for d in &deltas {

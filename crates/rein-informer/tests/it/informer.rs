@@ -117,7 +117,7 @@ async fn paged_list_then_watch() {
     for i in 0..7 {
         create(&api, &format!("p{i}")).await;
     }
-    let lw = ApiListerWatcher::<ConfigMap>::new(env.client(), ListWatchOptions::default());
+    let lw = ApiListerWatcher::<ConfigMap>::new(env.client(), crate::support::demo_objects());
     let mut opts = options(QueueKind::RealFifo);
     opts.reflector.use_watch_list = false;
     opts.reflector.page_size = Some(3);
@@ -314,7 +314,7 @@ async fn per_handler_resync_periods() {
     let env = TestEnv::start().await.expect("testenv");
     let api: Api<ConfigMap> = Api::namespaced(env.client(), "default");
     create(&api, "a").await;
-    let lw = ApiListerWatcher::<ConfigMap>::new(env.client(), ListWatchOptions::default());
+    let lw = ApiListerWatcher::<ConfigMap>::new(env.client(), crate::support::demo_objects());
     let mut opts = options(QueueKind::RealFifo);
     opts.resync_period = Duration::from_secs(10);
     let inf = Arc::new(SharedIndexInformer::new(lw, opts));
@@ -681,7 +681,7 @@ async fn relist_shares_unchanged_objects(streaming: bool) {
     let api: Api<ConfigMap> = Api::namespaced(env.client(), "default");
     create(&api, "same").await;
     create(&api, "changed").await;
-    let lw = ApiListerWatcher::<ConfigMap>::new(env.client(), ListWatchOptions::default());
+    let lw = ApiListerWatcher::<ConfigMap>::new(env.client(), crate::support::demo_objects());
     let mut opts = options(QueueKind::RealFifo);
     opts.reflector.use_watch_list = streaming;
     opts.reflector.max_internal_error_retry_duration = Duration::ZERO;

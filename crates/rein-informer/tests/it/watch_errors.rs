@@ -9,7 +9,7 @@ use std::time::Duration;
 use crate::support::*;
 use k8s_openapi::api::core::v1::ConfigMap;
 use kube_client::api::Api;
-use rein_informer::{ApiListerWatcher, ListWatchOptions, QueueKind, SharedIndexInformer};
+use rein_informer::{ApiListerWatcher, QueueKind, SharedIndexInformer};
 use rein_testenv::{Fault, RequestRecord, TestEnv};
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
@@ -72,7 +72,7 @@ async fn synced_informer_with(
     create(api, "before").await;
     let lw = ApiListerWatcher::<ConfigMap>::new(
         client_without_retries(env),
-        ListWatchOptions::default(),
+        crate::support::demo_objects(),
     );
     opts.queue = QueueKind::RealFifo;
     let inf = Arc::new(SharedIndexInformer::new(lw, opts));

@@ -4,6 +4,7 @@ use std::net::SocketAddr;
 use std::path::PathBuf;
 
 use clap::Parser;
+use rein_testenv::AdmissionPlugin;
 
 /// An embedded Kubernetes API server for tests and for trying kubectl against.
 #[derive(Debug, Parser)]
@@ -34,6 +35,22 @@ struct Args {
     /// waits for it before answering 504 (fractions allowed; default 3, as kube-apiserver).
     #[arg(long, value_name = "SECONDS", value_parser = parse_seconds)]
     too_large_rv_wait: Option<std::time::Duration>,
+    /// Built-in admission plugins to turn off, comma-separated, as kube-apiserver's flag
+    /// (ResourceQuota, LimitRanger, ServiceAccount, Priority, DefaultTolerationSeconds).
+    #[arg(long, value_delimiter = ',', value_parser = parse_plugin)]
+    disable_admission_plugins: Vec<AdmissionPlugin>,
+}
+
+/// An admission plugin by its kube-apiserver name.
+fn parse_plugin(s: &str) -> Result<AdmissionPlugin, String> {
+    Ok(match s.trim() {
+        "ResourceQuota" => AdmissionPlugin::ResourceQuota,
+        "LimitRanger" => AdmissionPlugin::LimitRanger,
+        "ServiceAccount" => AdmissionPlugin::ServiceAccount,
+        "Priority" => AdmissionPlugin::Priority,
+        "DefaultTolerationSeconds" => AdmissionPlugin::DefaultTolerationSeconds,
+        other => return Err(format!("unknown admission plugin {other:?}")),
+    })
 }
 
 /// Parses a non-negative, finite number of seconds, such as `0.25` or `3`.
@@ -83,6 +100,9 @@ fn main() -> anyhow::Result<()> {
         }
         if let Some(wait) = args.too_large_rv_wait {
             builder = builder.too_large_rv_wait(wait);
+        }
+        for plugin in &args.disable_admission_plugins {
+            builder = builder.admission_plugin(*plugin, false);
         }
         let env = builder.start().await?;
         if let Some(path) = &args.kubeconfig_out {

@@ -48,6 +48,7 @@ pub struct TestEnvBuilder {
     conversion_timeout: Duration,
     users: Vec<crate::User>,
     enforce_rbac: bool,
+    plugins: crate::plugins::Plugins,
 }
 
 impl Default for TestEnvBuilder {
@@ -65,6 +66,7 @@ impl Default for TestEnvBuilder {
             conversion_timeout: Duration::from_secs(30),
             users: Vec::new(),
             enforce_rbac: false,
+            plugins: crate::plugins::Plugins::all(),
         }
     }
 }
@@ -156,6 +158,30 @@ impl TestEnvBuilder {
     /// 3 MiB body limit are still enforced.
     pub fn validate_objects(mut self, validate: bool) -> TestEnvBuilder {
         self.validate = validate;
+        self
+    }
+
+    /// Turns a built-in admission plugin on or off (all are on by default, as in a real
+    /// cluster's default plugin set; kube-apiserver's `--disable-admission-plugins`). The
+    /// controllers they rely on run either way: every namespace has the `default`
+    /// ServiceAccount and the `kube-root-ca.crt` ConfigMap, and ResourceQuotas' `status`
+    /// shows their usage.
+    ///
+    /// ```
+    /// # async fn demo() -> Result<(), rein_testenv::Error> {
+    /// use rein_testenv::{AdmissionPlugin, TestEnv};
+    ///
+    /// // Pods keep the spec they are sent: no token volume, no default tolerations.
+    /// let env = TestEnv::builder()
+    ///     .admission_plugin(AdmissionPlugin::ServiceAccount, false)
+    ///     .admission_plugin(AdmissionPlugin::DefaultTolerationSeconds, false)
+    ///     .start()
+    ///     .await?;
+    /// # drop(env); Ok(()) }
+    /// # tokio::runtime::Runtime::new().unwrap().block_on(demo()).unwrap();
+    /// ```
+    pub fn admission_plugin(mut self, plugin: crate::AdmissionPlugin, on: bool) -> TestEnvBuilder {
+        self.plugins.set(plugin, on);
         self
     }
 
@@ -260,7 +286,12 @@ impl TestEnvBuilder {
             None => (None, None, None),
         };
         let auth = crate::auth::Authn::new(admin_token.clone(), &self.users, ca)?;
+        let root_ca_pem = match &ca_pem {
+            Some(pem) => pem.clone(),
+            None => crate::tls::generate_ca_pem()?,
+        };
         let store = Arc::new(Store::new(self.watch_history));
+        store.set_write_hook(Box::new(crate::plugins::Controllers::new(root_ca_pem)));
         let state = Arc::new(State {
             catalogue: Catalogue::new(),
             store: store.clone(),
@@ -276,6 +307,7 @@ impl TestEnvBuilder {
             server_address: addr.to_string(),
             webhook_services: self.webhook_services.clone(),
             conversion_timeout: self.conversion_timeout,
+            plugins: self.plugins,
         });
         seed_namespaces(&state);
         seed_kubernetes_service(&state, addr);
@@ -382,6 +414,7 @@ fn seed_namespaces(state: &State) {
         let ns = json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}});
         let _ = ops::create(&mut txn, target, None, ns, &WriteOpts::default());
     }
+    crate::plugins::Controllers::seed(&mut txn);
 }
 
 /// The `kubernetes` Service in `default` every cluster has (kube-apiserver's bootstrap

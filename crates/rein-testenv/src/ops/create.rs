@@ -143,6 +143,8 @@ pub(crate) fn commit(
     if def.namespaced {
         check_namespace_open(txn, def, &key)?;
     }
+    let op = crate::plugins::Op::Create;
+    crate::plugins::validate(txn, opts.admission, def, op, &obj, None)?;
     if txn.get(&def.key(), &key).is_some() {
         return Err(ApiError::already_exists(def, &key.1));
     }

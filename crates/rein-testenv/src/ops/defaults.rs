@@ -29,6 +29,7 @@ pub(crate) fn apply(def: &ResourceDef, obj: &mut Value, old: Option<&Value>) {
         }
         ("", "services") => service(obj, old),
         ("", "secrets") => default(object(obj), "type", json!("Opaque")),
+        ("", "limitranges") => crate::plugins::default_limit_range(obj),
         ("apps", "deployments") => deployment(at(obj, &["spec"])),
         ("apps", "replicasets") => {
             let spec = at(obj, &["spec"]);

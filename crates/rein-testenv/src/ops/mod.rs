@@ -41,6 +41,9 @@ pub(crate) struct WriteOpts {
     ///
     /// [`TestEnvBuilder::validate_objects`]: crate::TestEnvBuilder::validate_objects
     pub(crate) skip_validation: bool,
+    /// The built-in validating admission plugins run on this write (none by default:
+    /// internal writes are not admitted).
+    pub(crate) admission: crate::plugins::Plugins,
 }
 
 /// What a write needs to know besides the store: the catalogue and which resource and version.

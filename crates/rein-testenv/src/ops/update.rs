@@ -165,6 +165,10 @@ pub(crate) fn update(
             (sub == Subresource::Status).then_some("status"),
         );
     }
+    if sub == Subresource::Main {
+        let op = crate::plugins::Op::Update;
+        crate::plugins::validate(txn, opts.admission, def, op, &result, Some(&old))?;
+    }
     if same_ignoring_time(&old, &result) {
         return Ok(old);
     }

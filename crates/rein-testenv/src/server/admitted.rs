@@ -121,7 +121,9 @@ impl Ctx<'_> {
             dry_run_values: vec!["All".to_string()],
             ..self.q.clone()
         };
-        let dry = self.with(&dry_q, self.bytes, self.content_type, false);
+        let mut dry = self.with(&dry_q, self.bytes, self.content_type, false);
+        // kube-apiserver charges quota after the validating webhooks: the final write does.
+        dry.plugins = self.plugins.without_quota();
         // kube-apiserver runs mutating webhooks before validation, so a webhook may fill in
         // what validation requires: when the object as built is invalid, the webhooks see the
         // object as sent (and the write validates what they make of it).

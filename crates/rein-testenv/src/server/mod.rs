@@ -61,6 +61,8 @@ pub(crate) struct State {
     pub(crate) webhook_services: crate::admission::Services,
     /// How long a CRD's conversion webhook has to answer.
     pub(crate) conversion_timeout: Duration,
+    /// The built-in admission plugins that are on.
+    pub(crate) plugins: crate::plugins::Plugins,
 }
 
 /// Accepts connections until `state.shutdown` is cancelled.

@@ -129,6 +129,7 @@ async fn respond(state: &Arc<State>, req: Request<Incoming>, path: ResourcePath)
         content_type: &content_type,
         field_manager,
         admitted: false,
+        plugins: state.plugins,
     };
     let answer = match (method, path.name.as_deref(), path.subresource.as_deref()) {
         (Method::POST, None, None) => ctx.converted_write(Write::Create).await,
@@ -217,6 +218,8 @@ pub(super) struct Ctx<'a> {
     /// The body is an object admission already built (managedFields included): write it as
     /// it is.
     admitted: bool,
+    /// The built-in admission plugins this write runs.
+    pub(super) plugins: crate::plugins::Plugins,
 }
 
 impl<'a> Ctx<'a> {
@@ -239,6 +242,7 @@ impl<'a> Ctx<'a> {
             content_type,
             field_manager: self.field_manager.clone(),
             admitted,
+            plugins: self.plugins,
         }
     }
 
@@ -320,6 +324,7 @@ impl<'a> Ctx<'a> {
             },
             managed_fields_done: self.admitted,
             skip_validation: !self.state.validate,
+            admission: self.plugins,
         }
     }
 
@@ -352,6 +357,7 @@ impl<'a> Ctx<'a> {
             field_manager: String::new(),
             managed_fields_done: true,
             skip_validation: !self.state.validate,
+            admission: self.plugins,
         }
     }
 
@@ -456,6 +462,16 @@ impl<'a> Ctx<'a> {
         Ok(list)
     }
 
+    /// The mutating built-in admission plugins on a create (not again on the write of an
+    /// object the webhooks admitted: they saw it after these plugins).
+    fn mutate(&self, txn: &Txn<'_>, obj: &mut Value) -> Result<(), ApiError> {
+        if self.admitted {
+            return Ok(());
+        }
+        let ns = self.path.namespace.as_deref();
+        crate::plugins::mutate(txn, self.plugins, &self.path.def, ns, obj)
+    }
+
     fn get(&self, name: &str, sub: Option<&str>) -> Result<Answer, ApiError> {
         let key = self.key(name)?;
         // Only the subresources the kind has are routes at all.
@@ -512,6 +528,9 @@ impl<'a> Ctx<'a> {
         } else {
             Vec::new()
         };
+        if self.plugins.mutates(def) {
+            self.mutate(&self.state.store.lock(), &mut obj)?;
+        }
         // Defaulting, metadata and managedFields need no store: done before taking its lock,
         // so concurrent creates do that work in parallel and the lock is held only to check
         // and insert.
@@ -661,6 +680,7 @@ impl<'a> Ctx<'a> {
                 field_manager: String::new(),
                 managed_fields_done: true,
                 skip_validation: !self.state.validate,
+                admission: self.plugins,
             };
             let (code, stored) = match current {
                 None => {
@@ -668,6 +688,7 @@ impl<'a> Ctx<'a> {
                         return Err(ApiError::not_found(def, name));
                     }
                     applied["metadata"]["name"] = json!(name);
+                    self.mutate(&txn, &mut applied)?;
                     (
                         201,
                         ops::create(

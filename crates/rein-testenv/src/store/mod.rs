@@ -124,10 +124,19 @@ pub(crate) enum GcWork {
     CrdCleanup(String),
 }
 
+/// Code that runs inside the transaction of every write, right after it: the controllers a
+/// real cluster runs that must see each write (quota usage, a namespace's default objects).
+pub(crate) trait WriteHook: Send + Sync + std::fmt::Debug {
+    /// An object of `res` went from `old` to `new` (`None`: absent).
+    fn written(&self, txn: &mut Txn<'_>, res: &ResKey, old: Option<&Value>, new: Option<&Value>);
+}
+
 /// The shared store.
 #[derive(Debug)]
 pub(crate) struct Store {
     inner: Mutex<Inner>,
+    /// Runs after every write ([`Store::set_write_hook`]).
+    hook: OnceLock<Box<dyn WriteHook>>,
     current_rv: AtomicU64,
     gc_wake: Notify,
     /// Woken by every write, for requests waiting for a resourceVersion.
@@ -151,6 +160,7 @@ impl Store {
                 dependents: HashMap::new(),
                 gc_queue: VecDeque::new(),
             }),
+            hook: OnceLock::new(),
             current_rv: AtomicU64::new(0),
             gc_wake: Notify::new(),
             rv_changed: Notify::new(),
@@ -158,10 +168,16 @@ impl Store {
         }
     }
 
+    /// Sets the hook every write runs (once; later calls are ignored).
+    pub(crate) fn set_write_hook(&self, hook: Box<dyn WriteHook>) {
+        let _ = self.hook.set(hook);
+    }
+
     /// Locks the store for a read-modify-write.
     pub(crate) fn lock(&self) -> Txn<'_> {
         Txn {
             inner: self.inner.lock(),
+            hook: self.hook.get().map(|h| &**h),
             current_rv: &self.current_rv,
             gc_wake: &self.gc_wake,
             rv_changed: &self.rv_changed,
@@ -292,6 +308,7 @@ pub(crate) fn owner_uids(obj: &Value) -> Vec<&str> {
 #[derive(Debug)]
 pub(crate) struct Txn<'a> {
     inner: MutexGuard<'a, Inner>,
+    hook: Option<&'a dyn WriteHook>,
     current_rv: &'a AtomicU64,
     gc_wake: &'a Notify,
     rv_changed: &'a Notify,
@@ -364,6 +381,7 @@ impl Txn<'_> {
             .insert(key, obj.clone());
         self.record(rv, EventType::Added, res, obj.clone(), None);
         self.queue_dangling_owners(&obj);
+        self.after_write(res, None, Some(&obj));
         obj
     }
 
@@ -379,9 +397,17 @@ impl Txn<'_> {
             .or_default()
             .insert(key.clone(), obj.clone());
         self.inner.index(res, &key, old.as_deref(), Some(&obj));
-        self.record(rv, EventType::Modified, res, obj.clone(), old);
+        self.record(rv, EventType::Modified, res, obj.clone(), old.clone());
         self.queue_dangling_owners(&obj);
+        self.after_write(res, old.as_deref(), Some(&obj));
         obj
+    }
+
+    /// Runs the store's [`WriteHook`], if any.
+    fn after_write(&mut self, res: &ResKey, old: Option<&Value>, new: Option<&Value>) {
+        if let Some(hook) = self.hook {
+            hook.written(self, res, old, new);
+        }
     }
 
     /// Queues collection for each owner `obj` refers to that exists nowhere, as
@@ -404,7 +430,8 @@ impl Txn<'_> {
         let mut last = (*old).clone();
         set_rv(&mut last, rv);
         let last = Arc::new(last);
-        self.record(rv, EventType::Deleted, res, last.clone(), Some(old));
+        self.record(rv, EventType::Deleted, res, last.clone(), Some(old.clone()));
+        self.after_write(res, Some(&old), None);
         Some(last)
     }
 

@@ -253,6 +253,14 @@ async fn watch_sends_initial_state_then_changes() {
     assert!(
         matches!(first, Some(WatchEvent::Added(c)) if c.metadata.name.as_deref() == Some("before"))
     );
+    // The namespace's root CA ConfigMap is part of the initial state too.
+    let root = tokio::time::timeout(Duration::from_secs(10), stream.try_next())
+        .await
+        .expect("in time")
+        .expect("ok");
+    assert!(
+        matches!(root, Some(WatchEvent::Added(c)) if c.metadata.name.as_deref() == Some(crate::ROOT_CA))
+    );
     let created = cms
         .create(&PostParams::default(), &cm("after"))
         .await

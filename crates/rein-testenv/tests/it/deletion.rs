@@ -31,6 +31,7 @@ async fn names(api: &Api<ConfigMap>) -> Vec<String> {
         .items
         .into_iter()
         .filter_map(|c| c.metadata.name)
+        .filter(|n| n != crate::ROOT_CA)
         .collect()
 }
 

@@ -69,6 +69,7 @@ where
         .items
         .into_iter()
         .filter_map(|o| o.meta().name.clone())
+        .filter(|n| n != crate::ROOT_CA)
         .collect()
 }
 

@@ -39,7 +39,7 @@ impl Server {
     }
 
     /// Starts the binary with extra flags.
-    fn start_with(flags: &[&str]) -> Server {
+    pub(super) fn start_with(flags: &[&str]) -> Server {
         static COUNTER: AtomicUsize = AtomicUsize::new(0);
         // `option_env!` so this file compiles before the binary target exists.
         let Some(binary) = option_env!("CARGO_BIN_EXE_rein-apiserver") else {

@@ -85,13 +85,14 @@ async fn many_watchers_see_every_object() {
         assert_eq!(seen, PER_GROUP);
     }
     let listed = cms.list(&ListParams::default()).await.expect("lists");
-    assert_eq!(listed.items.len(), OBJECTS);
+    // And the namespace's root CA ConfigMap.
+    assert_eq!(listed.items.len(), OBJECTS + 1);
     let paged = cms
         .list(&ListParams::default().limit(500))
         .await
         .expect("pages");
     assert_eq!(
         paged.metadata.remaining_item_count,
-        Some((OBJECTS - 500) as i64)
+        Some((OBJECTS + 1 - 500) as i64)
     );
 }

@@ -23,6 +23,7 @@ mod future_rv;
 mod kubectl;
 mod kubectl_auth;
 mod kubectl_crd;
+mod limitranger;
 mod load;
 mod managed_fields;
 mod paging;
@@ -31,6 +32,12 @@ mod prop_patch;
 mod prop_requests;
 mod protocol;
 mod rbac;
+mod quota;
 mod representations;
+mod serviceaccount_admission;
 mod validation;
 mod watch;
+
+/// The ConfigMap the root CA publisher keeps in every namespace, as in a real cluster: tests
+/// that list or watch a namespace's ConfigMaps leave it out.
+pub(crate) const ROOT_CA: &str = "kube-root-ca.crt";

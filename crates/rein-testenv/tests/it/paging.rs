@@ -24,7 +24,8 @@ async fn pages_list_one_consistent_snapshot() {
         .await
         .expect("page 1");
     assert_eq!(first.items.len(), 2);
-    assert_eq!(first.metadata.remaining_item_count, Some(3));
+    // Three of them and the namespace's root CA ConfigMap.
+    assert_eq!(first.metadata.remaining_item_count, Some(4));
     let token = first.metadata.continue_.clone().expect("more pages");
     cms.create(&PostParams::default(), &cm("c9-new"))
         .await
@@ -50,6 +51,7 @@ async fn pages_list_one_consistent_snapshot() {
         seen.extend(page.items.into_iter().filter_map(|c| c.metadata.name));
         token = page.metadata.continue_;
     }
+    seen.retain(|n| n != crate::ROOT_CA);
     assert_eq!(
         seen,
         ["c0", "c1", "c2", "c3", "c4"],
@@ -101,7 +103,8 @@ async fn exact_resource_version_lists_the_past() {
         .list(&ListParams::default().at(&rv).matching(VersionMatch::Exact))
         .await
         .expect("lists");
-    assert_eq!(past.items.len(), 1);
+    // `a` and the namespace's root CA ConfigMap.
+    assert_eq!(past.items.len(), 2);
     assert_eq!(past.metadata.resource_version.as_deref(), Some(rv.as_str()));
 }
 

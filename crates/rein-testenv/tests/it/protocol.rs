@@ -341,7 +341,7 @@ async fn request_options_are_validated_as_apimachinery_does() {
 async fn streaming_list_without_bookmarks_is_allowed() {
     let env = TestEnv::start().await.expect("starts");
     let api: Api<ConfigMap> = Api::namespaced(env.client(), "default");
-    api.create(&PostParams::default(), &config_map("seen"))
+    api.create(&PostParams::default(), &config_map("a-seen"))
         .await
         .expect("creates");
     // kube-client refuses this combination itself, so the request is raw; the first frame
@@ -367,7 +367,7 @@ async fn streaming_list_without_bookmarks_is_allowed() {
     let first = data.split(|b| *b == b'\n').next().unwrap_or_default();
     let event: Value = serde_json::from_slice(first).expect("a JSON event");
     assert_eq!(event["type"], "ADDED");
-    assert_eq!(event["object"]["metadata"]["name"], "seen");
+    assert_eq!(event["object"]["metadata"]["name"], "a-seen");
 }
 
 #[tokio::test]

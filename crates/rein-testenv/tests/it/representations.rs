@@ -170,7 +170,7 @@ async fn kube_runtime_metadata_watcher() {
     let mut initial = Vec::new();
     loop {
         match events.next().await.expect("an event").expect("no error") {
-            Event::InitApply(m) => initial.extend(m.metadata.name),
+            Event::InitApply(m) => initial.extend(m.metadata.name.filter(|n| n != crate::ROOT_CA)),
             Event::InitDone => break,
             Event::Init => {}
             other => panic!("unexpected {other:?}"),

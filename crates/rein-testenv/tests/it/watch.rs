@@ -15,14 +15,21 @@ fn cm(name: &str, labels: serde_json::Value) -> ConfigMap {
     serde_json::from_value(json!({"metadata": {"name": name, "labels": labels}})).expect("cm")
 }
 
+/// The next event, leaving out those of the namespace's root CA ConfigMap.
 async fn next<S>(stream: &mut S) -> Option<WatchEvent<ConfigMap>>
 where
     S: Stream<Item = Result<WatchEvent<ConfigMap>, kube_client::Error>> + Unpin,
 {
-    tokio::time::timeout(WAIT, stream.try_next())
-        .await
-        .expect("an event in time")
-        .expect("a well-formed event")
+    loop {
+        let event = tokio::time::timeout(WAIT, stream.try_next())
+            .await
+            .expect("an event in time")
+            .expect("a well-formed event");
+        match &event {
+            Some(e) if name_of(e).1 == crate::ROOT_CA => continue,
+            _ => return event,
+        }
+    }
 }
 
 /// The next event that is not a bookmark.

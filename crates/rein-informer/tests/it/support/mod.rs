@@ -11,7 +11,7 @@ use kube_client::api::{Api, DeleteParams, ListParams, PostParams};
 use kube_client::core::ObjectMeta;
 use parking_lot::Mutex;
 use rein_informer::{
-    BackoffOptions, DeletedObject, InformerOptions, QueueKind, ReflectorOptions,
+    BackoffOptions, DeletedObject, InformerOptions, ListWatchOptions, QueueKind, ReflectorOptions,
     ResourceEventHandler, meta_namespace_key,
 };
 
@@ -77,9 +77,18 @@ pub(crate) async fn eventually(secs: u64, what: &str, mut cond: impl FnMut() -> 
     }
 }
 
-/// The server's state: key → resourceVersion.
+/// Only the tests' own ConfigMaps (labelled `app=demo`): every namespace also has the root CA
+/// ConfigMap `kube-root-ca.crt`, as on a real cluster.
+pub(crate) fn demo_objects() -> ListWatchOptions {
+    ListWatchOptions {
+        label_selector: Some("app=demo".into()),
+        ..Default::default()
+    }
+}
+
+/// The server's state of the tests' own ConfigMaps: key → resourceVersion.
 pub(crate) async fn server_state(api: &Api<ConfigMap>) -> HashMap<String, String> {
-    api.list(&ListParams::default())
+    api.list(&ListParams::default().labels("app=demo"))
         .await
         .expect("list")
         .items
