@@ -137,7 +137,7 @@ pub(crate) fn commit(
     if def.namespaced {
         check_namespace_open(txn, &key.0)?;
     }
-    if txn.get(&def.key(), &key).is_some() {
+    if txn.contains(&def.key(), &key) {
         return Err(ApiError::already_exists(def, &key.1));
     }
     crd::check_create_allowed(txn, def, &key.1)?;

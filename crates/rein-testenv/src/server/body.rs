@@ -15,7 +15,12 @@ pub(crate) type Body = BoxBody<Bytes, Infallible>;
 
 /// A JSON response from already-serialised bytes.
 pub(crate) fn json_bytes(code: u16, bytes: Vec<u8>) -> Response<Body> {
-    let mut resp = Response::new(Full::new(Bytes::from(bytes)).boxed());
+    json_shared(code, Bytes::from(bytes))
+}
+
+/// A JSON response from bytes shared with their owner (a stored object).
+pub(crate) fn json_shared(code: u16, bytes: Bytes) -> Response<Body> {
+    let mut resp = Response::new(Full::new(bytes).boxed());
     *resp.status_mut() = StatusCode::from_u16(code).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
     resp.headers_mut().insert(
         header::CONTENT_TYPE,

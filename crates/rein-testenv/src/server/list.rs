@@ -14,10 +14,10 @@ use super::body::{self, Body};
 use super::query::Query;
 use super::route::ResourcePath;
 use super::{State, table};
-use crate::resources::ResKey;
+use crate::resources::{ResKey, ResourceDef};
 use crate::selectors::{FieldLabels, FieldSelector, LabelSelector};
 use crate::status::ApiError;
-use crate::store::{ObjKey, object_key};
+use crate::store::{ObjKey, Stored};
 
 /// Answers a list request.
 pub(crate) async fn serve(
@@ -120,7 +120,7 @@ async fn list(
     let (items, list_rv) = {
         let txn = state.store.lock();
         match snapshot_rv {
-            None => (txn.list(&def.key(), namespace), txn.rv()),
+            None => (txn.list_stored(&def.key(), namespace), txn.rv()),
             Some(rv) => {
                 let items = txn.list_at(&def.key(), namespace, rv).map_err(|_| {
                     if q.continue_token.is_some() {
@@ -139,15 +139,16 @@ async fn list(
         }
     };
     let start = match &start_after {
-        Some(key) => items.partition_point(|o| &object_key(o) <= key),
+        Some(key) => items.partition_point(|o| &o.key() <= key),
         None => 0,
     };
-    let mut page: Vec<&Arc<Value>> = Vec::new();
+    let select = Selection::new(def, labels, fields);
+    let mut page: Vec<&Arc<Stored>> = Vec::new();
     let mut more = false;
     let mut remaining = 0usize;
     let filtered = q.label_selector.is_some() || q.field_selector.is_some();
     for obj in &items[start..] {
-        if !(labels.matches(obj) && fields.matches(obj)) {
+        if !select.matches(obj) {
             continue;
         }
         if q.limit.is_some_and(|l| page.len() >= l) {
@@ -162,16 +163,18 @@ async fn list(
     }
     let api_version = def.api_version(&path.version);
     let continue_token = match page.last() {
-        Some(last) if more => Some(encode_continue(list_rv, &object_key(last))),
+        Some(last) if more => Some(encode_continue(list_rv, &last.key())),
         _ => None,
     };
     if table::wanted(headers) {
+        let decoded: Vec<Arc<Value>> = page.iter().map(|o| o.value()).collect();
+        let rows: Vec<&Arc<Value>> = decoded.iter().collect();
         return Ok(body::json(
             200,
             &table::table(
                 def,
                 &path.version,
-                &page,
+                &rows,
                 list_rv,
                 continue_token.as_deref(),
             ),
@@ -184,7 +187,8 @@ async fn list(
             meta["remainingItemCount"] = json!(remaining);
         }
     }
-    let mut out = Vec::with_capacity(64 + page.len() * 512);
+    let size: usize = page.iter().map(|o| o.json().len() + 1).sum();
+    let mut out = Vec::with_capacity(256 + size);
     let _ = write!(
         out,
         "{{\"kind\":{},\"apiVersion\":{},\"metadata\":{},\"items\":[",
@@ -196,15 +200,78 @@ async fn list(
         if i > 0 {
             out.push(b',');
         }
-        match crate::ops::serve_version(def, &path.version, obj) {
-            Some(served) => {
-                let _ = serde_json::to_writer(&mut out, &served);
-            }
-            None => write_object(&mut out, obj, &api_version),
-        }
+        write_served(&mut out, def, &path.version, &api_version, obj);
     }
     out.extend_from_slice(b"]}");
     Ok(body::json_bytes(200, out))
+}
+
+/// Label and field selectors, matched against each stored object's summary where that holds
+/// every field they read, else against the decoded object.
+pub(crate) struct Selection {
+    labels: LabelSelector,
+    fields: FieldSelector,
+    /// The field selector reads only fields the summary keeps.
+    on_summary: bool,
+}
+
+impl Selection {
+    /// The selectors of a request on `def`.
+    pub(crate) fn new(def: &ResourceDef, labels: LabelSelector, fields: FieldSelector) -> Self {
+        let on_summary = fields.reads_only(&FieldLabels::builtin_paths(&def.group, &def.plural));
+        Selection {
+            labels,
+            fields,
+            on_summary,
+        }
+    }
+
+    /// Whether `obj` is selected.
+    pub(crate) fn matches(&self, obj: &Stored) -> bool {
+        let summary = obj.summary();
+        if !self.labels.matches(summary) {
+            return false;
+        }
+        if self.on_summary {
+            self.fields.matches(summary)
+        } else {
+            self.fields.matches(&obj.decode())
+        }
+    }
+}
+
+/// Whether `obj` is served at `version` exactly as stored: same `apiVersion`, and no schema
+/// of that version that could default or prune it (kube-apiserver's `serve` of a custom
+/// resource). Then its stored JSON goes out without decoding.
+pub(crate) fn served_as_stored(
+    def: &ResourceDef,
+    version: &str,
+    api_version: &str,
+    obj: &Stored,
+) -> bool {
+    obj.api_version() == api_version && def.schema(version).is_none_or(|s| !s.has_defaults())
+}
+
+/// Appends `obj` as served at `version` (`api_version`): its stored bytes when they are
+/// what is served, else decoded, converted and encoded.
+pub(crate) fn write_served(
+    out: &mut Vec<u8>,
+    def: &ResourceDef,
+    version: &str,
+    api_version: &str,
+    obj: &Stored,
+) {
+    if served_as_stored(def, version, api_version, obj) {
+        out.extend_from_slice(obj.json());
+        return;
+    }
+    let value = obj.decode();
+    match crate::ops::serve_version(def, version, &value) {
+        Some(served) => {
+            let _ = serde_json::to_writer(&mut *out, &served);
+        }
+        None => write_object(out, &value, api_version),
+    }
 }
 
 /// Serialises `obj` as `api_version`.
