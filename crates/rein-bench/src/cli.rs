@@ -21,6 +21,9 @@ pub(crate) enum Command {
     Client(ClientArgs),
     /// Run one case end to end: a serve process plus a client process; print BENCH lines.
     Case(CaseArgs),
+    /// Load realistic Pods with managedFields into an in-process rein-testenv and list them;
+    /// print rein-testenv's peak RSS and the load, list and watch times.
+    TestenvMemory(TestenvMemoryArgs),
 }
 
 /// The measured scenarios.
@@ -196,4 +199,12 @@ pub(crate) struct CaseArgs {
     /// Workload sizes.
     #[command(flatten)]
     pub(crate) sizes: Sizes,
+}
+
+/// Arguments of `testenv-memory`.
+#[derive(Debug, Args)]
+pub(crate) struct TestenvMemoryArgs {
+    /// Pods to load.
+    #[arg(long, default_value_t = 100_000)]
+    pub(crate) pods: usize,
 }
