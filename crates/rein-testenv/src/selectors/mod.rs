@@ -299,6 +299,11 @@ impl FieldSelector {
         })
     }
 
+    /// Whether there are no terms (everything matches).
+    pub(crate) fn is_empty(&self) -> bool {
+        self.reqs.is_empty()
+    }
+
     /// Whether the object's fields satisfy every term.
     pub(crate) fn matches(&self, obj: &Value) -> bool {
         self.reqs

@@ -139,7 +139,7 @@ async fn list(
         }
     };
     let start = match &start_after {
-        Some(key) => items.partition_point(|o| &o.key() <= key),
+        Some(key) => items.partition_point(|o| o.key_ref() <= (&key.0, &key.1)),
         None => 0,
     };
     let select = Selection::new(def, labels, fields);
@@ -187,23 +187,69 @@ async fn list(
             meta["remainingItemCount"] = json!(remaining);
         }
     }
-    let size: usize = page.iter().map(|o| o.json().len() + 1).sum();
-    let mut out = Vec::with_capacity(256 + size);
+    let mut head = Vec::with_capacity(256);
     let _ = write!(
-        out,
+        head,
         "{{\"kind\":{},\"apiVersion\":{},\"metadata\":{},\"items\":[",
         json!(def.list_kind()),
         json!(api_version),
         meta
     );
-    for (i, obj) in page.iter().enumerate() {
-        if i > 0 {
-            out.push(b',');
-        }
-        write_served(&mut out, def, &path.version, &api_version, obj);
+    let page: Vec<Arc<Stored>> = page.into_iter().cloned().collect();
+    let size: usize = page.iter().map(|o| o.json().len() + 1).sum();
+    if size <= body::CHUNK {
+        let mut out = head;
+        out.reserve(size + 2);
+        let mut items = ListItems::new(def.clone(), path.version.clone(), api_version, page);
+        items.fill(&mut out, usize::MAX);
+        out.extend_from_slice(b"]}");
+        return Ok(body::json_bytes(200, out));
     }
-    out.extend_from_slice(b"]}");
-    Ok(body::json_bytes(200, out))
+    // A large list goes out in chunks copied from the stored objects as the client reads,
+    // not built whole first: its size in memory stays one chunk however many objects match.
+    let items = ListItems::new(def.clone(), path.version.clone(), api_version, page);
+    Ok(body::json_stream(head, items))
+}
+
+/// The items of a list response still to send.
+pub(crate) struct ListItems {
+    def: Arc<ResourceDef>,
+    version: String,
+    api_version: String,
+    items: std::vec::IntoIter<Arc<Stored>>,
+    first: bool,
+}
+
+impl ListItems {
+    fn new(
+        def: Arc<ResourceDef>,
+        version: String,
+        api_version: String,
+        items: Vec<Arc<Stored>>,
+    ) -> Self {
+        ListItems {
+            def,
+            version,
+            api_version,
+            items: items.into_iter(),
+            first: true,
+        }
+    }
+
+    /// Appends items, comma-separated, until `out` holds at least `limit` bytes or none are
+    /// left; answers whether any are left.
+    pub(crate) fn fill(&mut self, out: &mut Vec<u8>, limit: usize) -> bool {
+        while out.len() < limit {
+            let Some(obj) = self.items.next() else {
+                return false;
+            };
+            if !std::mem::take(&mut self.first) {
+                out.push(b',');
+            }
+            write_served(out, &self.def, &self.version, &self.api_version, &obj);
+        }
+        self.items.len() > 0
+    }
 }
 
 /// Label and field selectors, matched against each stored object's summary where that holds
@@ -229,11 +275,13 @@ impl Selection {
     /// Whether `obj` is selected.
     pub(crate) fn matches(&self, obj: &Stored) -> bool {
         let summary = obj.summary();
-        if !self.labels.matches(summary) {
+        if !self.labels.matches_labels(|k| summary.label(k)) {
             return false;
         }
-        if self.on_summary {
-            self.fields.matches(summary)
+        if self.fields.is_empty() {
+            true
+        } else if self.on_summary {
+            self.fields.matches(&summary.selectable())
         } else {
             self.fields.matches(&obj.decode())
         }

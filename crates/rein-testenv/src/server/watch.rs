@@ -13,7 +13,7 @@ use bytes::Bytes;
 use http::{HeaderValue, Response, StatusCode, header};
 use http_body_util::{BodyExt, StreamBody};
 use hyper::body::Frame;
-use serde_json::{Value, json};
+use serde_json::json;
 use tokio::sync::mpsc;
 
 use super::State;
@@ -47,12 +47,7 @@ impl Filter {
         // `get` rather than `pointer`: this runs for every event and every watcher, and
         // `pointer` allocates per path segment.
         if let Some(ns) = &self.namespace
-            && obj
-                .summary()
-                .get("metadata")
-                .and_then(|m| m.get("namespace"))
-                .and_then(Value::as_str)
-                != Some(ns.as_str())
+            && obj.namespace() != ns
         {
             return false;
         }

@@ -18,7 +18,7 @@ use tokio::sync::{Notify, mpsc};
 
 use crate::resources::ResKey;
 
-pub(crate) use object::Stored;
+pub(crate) use object::{Stored, Summary};
 pub(crate) use snapshot::object_key;
 pub(crate) use watch::{Subscription, WatchStart};
 
@@ -228,15 +228,15 @@ struct Inner {
 }
 
 impl Inner {
-    fn index(&mut self, res: &ResKey, key: &ObjKey, old: Option<&Value>, new: Option<&Value>) {
+    fn index(&mut self, res: &ResKey, key: &ObjKey, old: Option<&Summary>, new: Option<&Summary>) {
         let place = (res.clone(), key.clone());
         if let Some(old) = old {
             if new.is_none()
-                && let Some(uid) = uid_of(old)
+                && let Some(uid) = old.uid()
             {
                 self.uids.remove(uid);
             }
-            for owner in owner_uids(old) {
+            for owner in old.owner_uids() {
                 if let Some(set) = self.dependents.get_mut(owner) {
                     set.remove(&place);
                     if set.is_empty() {
@@ -246,10 +246,10 @@ impl Inner {
             }
         }
         if let Some(new) = new {
-            if let Some(uid) = uid_of(new) {
+            if let Some(uid) = new.uid() {
                 self.uids.insert(uid.to_string(), place.clone());
             }
-            for owner in owner_uids(new) {
+            for owner in new.owner_uids() {
                 self.dependents
                     .entry(owner.to_string())
                     .or_default()

@@ -1,11 +1,11 @@
 //! A stored object in compact form: its JSON exactly as served, one allocation shared by the
-//! store, the watch history, every watcher and every list response, plus a small summary of
-//! the fields selectors and the store's indexes read. The full `serde_json::Value` is decoded
-//! only when a request needs it (writes, patches, tables, conversion).
+//! store, the watch history, every watcher and every list response, plus a small typed
+//! summary of what selectors and the store's indexes read. The full `serde_json::Value` is
+//! decoded only when a request needs it (writes, patches, tables, conversion).
 //!
-//! A `Value` costs several times its JSON (a map of one entry is a whole B-tree node), and
+//! A `Value` costs several times its JSON (a map of one entry is a whole B-tree node) and
 //! managedFields are mostly such maps: a realistic Pod of 9 KB of JSON took over 50 KB as a
-//! `Value`.
+//! `Value`, and the store, the history and each event's cached encoding held their own.
 
 use std::sync::Arc;
 
@@ -21,17 +21,34 @@ use crate::selectors::FieldLabels;
 pub(crate) struct Stored {
     /// The object serialised (`serde_json::to_vec`, keys in order).
     json: Bytes,
-    /// `apiVersion`, `metadata.name`, `namespace`, `uid`, `labels`, the uids of
-    /// `metadata.ownerReferences`, and the fields a built-in resource's field selectors read.
-    summary: Value,
+    summary: Summary,
+}
+
+/// What lists, watches and the store's indexes read of an object, kept beside its JSON.
+#[derive(Debug)]
+pub(crate) struct Summary {
+    namespace: Box<str>,
+    name: Box<str>,
+    api_version: Box<str>,
+    uid: Option<Box<str>>,
+    owner_uids: Box<[Box<str>]>,
+    /// `metadata.labels` with string values, sorted by key.
+    labels: Box<[(Box<str>, Box<str>)]>,
+    /// The fields outside `metadata` a built-in resource's field selectors read, as a JSON
+    /// object of the same shape (`None` when the object has none of them).
+    fields: Option<Box<[u8]>>,
 }
 
 impl Stored {
     /// Encodes `obj`, a `res` object, for storing.
     pub(crate) fn new(res: &ResKey, obj: &Value) -> Stored {
+        let mut json = serde_json::to_vec(obj).unwrap_or_default();
+        // The buffer grew by doubling: up to half of it would be kept unused for as long as
+        // the object is stored.
+        json.shrink_to_fit();
         Stored {
-            json: Bytes::from(serde_json::to_vec(obj).unwrap_or_default()),
-            summary: summarize(res, obj),
+            json: Bytes::from(json),
+            summary: Summary::of(res, obj),
         }
     }
 
@@ -51,71 +68,134 @@ impl Stored {
         Arc::new(self.decode())
     }
 
-    /// The summary: enough of the object for label selectors, the field selectors of a
-    /// built-in resource, and the uid and owner indexes (not for anything served).
-    pub(crate) fn summary(&self) -> &Value {
+    /// What selectors and indexes read.
+    pub(crate) fn summary(&self) -> &Summary {
         &self.summary
     }
 
     /// `apiVersion`.
     pub(crate) fn api_version(&self) -> &str {
-        self.summary
-            .get("apiVersion")
-            .and_then(Value::as_str)
-            .unwrap_or_default()
+        &self.summary.api_version
+    }
+
+    /// `metadata.namespace` (empty when cluster-scoped).
+    pub(crate) fn namespace(&self) -> &str {
+        &self.summary.namespace
+    }
+
+    /// (namespace, name), borrowed.
+    pub(crate) fn key_ref(&self) -> (&str, &str) {
+        (&self.summary.namespace, &self.summary.name)
     }
 
     /// (namespace, name).
     pub(crate) fn key(&self) -> ObjKey {
-        super::object_key(&self.summary)
+        (
+            self.summary.namespace.to_string(),
+            self.summary.name.to_string(),
+        )
     }
 }
 
-/// The summary [`Stored::summary`] describes.
-fn summarize(res: &ResKey, obj: &Value) -> Value {
-    let mut out = Map::new();
-    if let Some(v) = obj.get("apiVersion") {
-        out.insert("apiVersion".to_string(), v.clone());
-    }
-    let mut meta = Map::new();
-    if let Some(m) = obj.get("metadata") {
-        for field in ["name", "namespace", "uid", "labels"] {
-            if let Some(v) = m.get(field) {
-                meta.insert(field.to_string(), v.clone());
+impl Summary {
+    fn of(res: &ResKey, obj: &Value) -> Summary {
+        let meta = obj.get("metadata");
+        let text = |field: &str| -> Option<Box<str>> {
+            meta.and_then(|m| m.get(field))
+                .and_then(Value::as_str)
+                .map(Box::from)
+        };
+        let owner_uids = meta
+            .and_then(|m| m.get("ownerReferences"))
+            .and_then(Value::as_array)
+            .map(|refs| {
+                refs.iter()
+                    .filter_map(|r| r.get("uid").and_then(Value::as_str))
+                    .map(Box::from)
+                    .collect()
+            })
+            .unwrap_or_default();
+        // A JSON object's keys come in order: the labels are sorted.
+        let labels = meta
+            .and_then(|m| m.get("labels"))
+            .and_then(Value::as_object)
+            .map(|labels| {
+                labels
+                    .iter()
+                    .filter_map(|(k, v)| Some((Box::from(k.as_str()), Box::from(v.as_str()?))))
+                    .collect()
+            })
+            .unwrap_or_default();
+        let mut fields = Value::Object(Map::new());
+        for path in FieldLabels::builtin_paths(&res.group, &res.plural) {
+            if path.starts_with("metadata.") {
+                continue;
+            }
+            if let Some(v) = path.split('.').try_fold(obj, |cur, part| cur.get(part)) {
+                place(&mut fields, &path, v.clone());
             }
         }
-        if let Some(refs) = m.get("ownerReferences").and_then(Value::as_array) {
-            let uids = refs
-                .iter()
-                .map(|r| {
-                    let mut only = Map::new();
-                    if let Some(uid) = r.get("uid") {
-                        only.insert("uid".to_string(), uid.clone());
-                    }
-                    Value::Object(only)
-                })
-                .collect();
-            meta.insert("ownerReferences".to_string(), Value::Array(uids));
+        let fields = (fields.as_object().is_some_and(|f| !f.is_empty())).then(|| {
+            serde_json::to_vec(&fields)
+                .unwrap_or_default()
+                .into_boxed_slice()
+        });
+        Summary {
+            namespace: text("namespace").unwrap_or_default(),
+            name: text("name").unwrap_or_default(),
+            api_version: obj
+                .get("apiVersion")
+                .and_then(Value::as_str)
+                .map(Box::from)
+                .unwrap_or_default(),
+            uid: text("uid"),
+            owner_uids,
+            labels,
+            fields,
         }
     }
-    out.insert("metadata".to_string(), Value::Object(meta));
-    let mut summary = Value::Object(out);
-    for path in FieldLabels::builtin_paths(&res.group, &res.plural) {
-        if let Some(v) = lookup(obj, &path) {
-            place(&mut summary, &path, v.clone());
-        }
+
+    /// `metadata.uid`.
+    pub(crate) fn uid(&self) -> Option<&str> {
+        self.uid.as_deref()
     }
-    summary
+
+    /// The uids in `metadata.ownerReferences`.
+    pub(crate) fn owner_uids(&self) -> impl Iterator<Item = &str> {
+        self.owner_uids.iter().map(AsRef::as_ref)
+    }
+
+    /// The label `key`'s value.
+    pub(crate) fn label(&self, key: &str) -> Option<&str> {
+        self.labels
+            .binary_search_by(|(k, _)| k.as_ref().cmp(key))
+            .ok()
+            .map(|i| self.labels[i].1.as_ref())
+    }
+
+    /// The object reduced to its name, namespace and the fields a built-in resource's field
+    /// selectors read: built on each call, for matching a field selector.
+    pub(crate) fn selectable(&self) -> Value {
+        let mut out = match &self.fields {
+            Some(json) => serde_json::from_slice(json).unwrap_or_default(),
+            None => Value::Object(Map::new()),
+        };
+        if let Some(map) = out.as_object_mut() {
+            let mut meta = Map::new();
+            meta.insert("name".into(), Value::String(self.name.to_string()));
+            meta.insert(
+                "namespace".into(),
+                Value::String(self.namespace.to_string()),
+            );
+            map.insert("metadata".into(), Value::Object(meta));
+        }
+        out
+    }
 }
 
-fn lookup<'a>(obj: &'a Value, path: &str) -> Option<&'a Value> {
-    path.split('.').try_fold(obj, |cur, part| cur.get(part))
-}
-
-/// Sets the dotted `path` in `summary` to `value`, creating objects on the way (a path
-/// through a non-object is left alone, as it was absent in the object too).
-fn place(summary: &mut Value, path: &str, value: Value) {
-    let mut cur = summary;
+/// Sets the dotted `path` in `target` to `value`, creating objects on the way.
+fn place(target: &mut Value, path: &str, value: Value) {
+    let mut cur = target;
     let mut parts = path.split('.').peekable();
     while let Some(part) = parts.next() {
         let Some(map) = cur.as_object_mut() else {

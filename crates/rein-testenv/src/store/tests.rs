@@ -187,12 +187,18 @@ fn summaries_keep_what_selectors_and_indexes_read() {
     let mut txn = store.lock();
     let (_, stored) = txn.insert_stored(&pods, ("ns".into(), "p".into()), pod);
     let summary = stored.summary();
+    assert_eq!(stored.api_version(), "v1");
+    assert_eq!(stored.key_ref(), ("ns", "p"));
+    assert_eq!(summary.uid(), Some("u1"));
+    assert_eq!(summary.owner_uids().collect::<Vec<_>>(), ["owner"]);
+    assert_eq!(summary.label("app"), Some("web"));
+    assert_eq!(summary.label("tier"), None);
+    // Only what field selectors on Pods read: no containers, no annotations, no
+    // managedFields.
     assert_eq!(
-        *summary,
+        summary.selectable(),
         json!({
-            "apiVersion": "v1",
-            "metadata": {"name": "p", "namespace": "ns", "uid": "u1", "labels": {"app": "web"},
-                         "ownerReferences": [{"uid": "owner"}]},
+            "metadata": {"name": "p", "namespace": "ns"},
             "spec": {"nodeName": "n1", "restartPolicy": "Always"},
             "status": {"phase": "Running", "podIPs": [{"ip": "10.0.0.1"}]}
         })
