@@ -21,6 +21,9 @@ pub(crate) enum Command {
     Client(ClientArgs),
     /// Run one case end to end: a serve process plus a client process; print BENCH lines.
     Case(CaseArgs),
+    /// Load realistic Pods with managedFields into an in-process rein-testenv and list them;
+    /// print rein-testenv's peak RSS and the load, list and watch times.
+    TestenvMemory(TestenvMemoryArgs),
 }
 
 /// The measured scenarios.
@@ -36,16 +39,16 @@ pub(crate) enum Scenario {
 
 impl Scenario {
     /// The name used in BENCH lines: `watch-backlog` for a watch whose client was stopped
-    /// while the updates were written, `controller-paced-c<n>` for a paced writer, a
-    /// `-stripped` suffix with `--strip-managed-fields`.
+    /// while the updates were written, `controller-paced-c<n>` for a paced writer, a `-plain`
+    /// suffix with `--no-managed-fields` and `-alike` with `--strip-managed-fields`.
     pub(crate) fn name(self, sizes: &Sizes) -> String {
         let mut name = self.base_name(sizes);
         if self != Scenario::Controller {
-            if sizes.managed_fields {
-                name.push_str("-managed-fields");
+            if !sizes.managed_fields {
+                name.push_str("-plain");
             }
             if sizes.strip_managed_fields {
-                name.push_str("-stripped");
+                name.push_str("-alike");
             }
         }
         name
@@ -89,8 +92,9 @@ impl Side {
 /// Workload sizes shared by `case` and `client`.
 #[derive(Debug, Clone, Args)]
 pub(crate) struct Sizes {
-    /// Pods preloaded for the initial-sync case.
-    #[arg(long, default_value_t = 100_000)]
+    /// Pods preloaded for the initial-sync case (realistic ones: a kube-runtime cache of
+    /// 100,000 with managedFields outgrows this machine beside the server).
+    #[arg(long, default_value_t = 20_000)]
     pub(crate) pods: usize,
     /// Pods preloaded for the watch case (each is updated in turn).
     #[arg(long, default_value_t = 10_000)]
@@ -115,14 +119,15 @@ pub(crate) struct Sizes {
     pub(crate) backlog: bool,
     /// Preload Pods as a cluster writes them, each with managedFields entries (created by
     /// kube-controller-manager, status by kubelet): ~9.3 KB of JSON per Pod instead of
-    /// ~5.4 KB. Not in `cargo xtask bench`: at 100,000 Pods the server and a client together
-    /// outgrow 24 GiB. Case names gain `-managed-fields`.
-    #[arg(long)]
+    /// ~5.0 KB. On by default; `--no-managed-fields` preloads Pods without them, and case
+    /// names then gain `-plain`.
+    #[arg(long = "no-managed-fields", action = clap::ArgAction::SetFalse)]
     pub(crate) managed_fields: bool,
-    /// Sync and watch cases: both sides drop each object's managedFields before caching it
-    /// (rein: the `strip_managed_fields` transform; kube-runtime: `WatchStreamExt::modify`),
-    /// the memory lever either library offers, compared like for like. The case is then named
-    /// `<case>-stripped`.
+    /// Sync and watch cases: configured alike. rein drops each object's managedFields before
+    /// caching it in either configuration (as its cache does by default,
+    /// `CacheOptions::default_transform`); with this, kube-runtime drops them too
+    /// (`WatchStreamExt::modify`, its best configuration). The case is then named
+    /// `<case>-alike`.
     #[arg(long)]
     pub(crate) strip_managed_fields: bool,
     /// Small sizes for a smoke run (overrides the sizes above).
@@ -196,4 +201,12 @@ pub(crate) struct CaseArgs {
     /// Workload sizes.
     #[command(flatten)]
     pub(crate) sizes: Sizes,
+}
+
+/// Arguments of `testenv-memory`.
+#[derive(Debug, Args)]
+pub(crate) struct TestenvMemoryArgs {
+    /// Pods to load.
+    #[arg(long, default_value_t = 100_000)]
+    pub(crate) pods: usize,
 }

@@ -174,8 +174,8 @@ fn run_side(
         .args(["--concurrency", &sizes.concurrency.to_string()])
         .args(["--paced", &sizes.paced.to_string()])
         .stdout(Stdio::piped());
-    if sizes.managed_fields {
-        client.arg("--managed-fields");
+    if !sizes.managed_fields {
+        client.arg("--no-managed-fields");
     }
     if sizes.strip_managed_fields {
         client.arg("--strip-managed-fields");

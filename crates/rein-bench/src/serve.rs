@@ -80,7 +80,7 @@ const STATUS_WRITER: &str = "kubelet";
 const UPDATER: &str = "bench-writer";
 
 /// Creates the owning ReplicaSets, then `pods` Pods, and gives each Pod a running status.
-async fn preload(
+pub(crate) async fn preload(
     api: &Api<Pod>,
     client: kube_client::Client,
     pods: usize,

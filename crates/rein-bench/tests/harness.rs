@@ -165,3 +165,41 @@ fn paced_controller_case_measures_arrival_latency_on_both_sides() {
         );
     }
 }
+
+#[test]
+fn alike_sync_case_is_named_apart_and_caches_every_pod() {
+    let args = with_sides(&["sync", "--strip-managed-fields"], &INFORMER_SIDES);
+    let figures = run_case(&args.iter().map(String::as_str).collect::<Vec<_>>());
+    assert!(figures.iter().all(|f| f.case == "initial-sync-alike"));
+    for s in INFORMER_SIDES {
+        assert_eq!(value(&side(&figures, s), "objects cached"), 200.0, "{s}");
+    }
+}
+
+#[test]
+fn testenv_memory_loads_and_lists_every_pod() {
+    let out = Command::new(env!("CARGO_BIN_EXE_rein-bench"))
+        .args(["testenv-memory", "--pods", "100"])
+        .output()
+        .expect("running rein-bench");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "rein-bench testenv-memory failed\nstdout:\n{stdout}\nstderr:\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let cases: Vec<&str> = stdout
+        .lines()
+        .filter_map(|l| l.strip_prefix("BENCH|testenv-memory|"))
+        .filter_map(|l| l.split('|').next())
+        .collect();
+    for case in [
+        "load: time",
+        "list: paged, time",
+        "list: unpaged, time",
+        "watch: history replay, time",
+        "peak RSS",
+    ] {
+        assert!(cases.contains(&case), "no {case} in:\n{stdout}");
+    }
+}

@@ -77,7 +77,13 @@ fn side_by_side(doc: &mut String, page: &Page<'_>) {
         "Each case runs in its own process against a rein-testenv server in another process \
          (`rein-bench case …`); values are medians over the repetitions. Ratio = rein / \
          kube-runtime (default configuration, paged list); the last two columns compare with \
-         kube-runtime's streaming-list configuration.\n\n",
+         kube-runtime's streaming-list configuration. The Pods are realistic: managedFields \
+         from two managers, as a cluster writes them. Each case runs with both sides in \
+         their default configuration (rein's cache drops managedFields, kube-runtime keeps \
+         them), then as `<case>-alike` with both configured alike (kube-runtime drops \
+         managedFields too, through `WatchStreamExt::modify`: its best configuration), so \
+         the two rows show how much of rein's lead comes from that default. The controller \
+         cases' ConfigMaps carry no managedFields: their defaults are already alike.\n\n",
     );
     if let Some(chart) = page.chart {
         let _ = writeln!(doc, "![rein vs kube-runtime]({chart})\n");

@@ -13,24 +13,34 @@ use super::figure::{Figure, median, parse_figure};
 /// (~10–20k small creates/s), so latency is measured with the server unsaturated.
 const PACED_RATE: &str = "1000";
 
-/// One `rein-bench case` invocation.
+/// One `rein-bench` invocation.
 #[derive(Debug, Clone)]
 pub(crate) struct Run {
     /// What the progress line says.
     pub(crate) label: String,
-    /// Arguments after `rein-bench case`.
+    /// Arguments after `rein-bench`.
     pub(crate) args: Vec<String>,
 }
 
+/// Configured alike: kube-runtime drops managedFields before caching (`WatchStreamExt::modify`,
+/// its best configuration), as rein's cache does by default. Cases run so are named
+/// `<case>-alike`.
+const ALIKE: &str = "--strip-managed-fields";
+
 /// Every run of one repetition, in order. Sides within a run share one server (sync, watch);
-/// their order rotates with `rep` so no side always goes first.
+/// their order rotates with `rep` so no side always goes first. The sync and watch cases run
+/// twice: both sides in their default configuration, then configured alike.
 pub(crate) fn runs(quick: bool, rep: usize) -> Vec<Run> {
     let mut runs = Vec::new();
     let mut push = |label: &str, scenario: &[&str], sides: &[&str]| {
         let mut sides = sides.to_vec();
         let n = sides.len();
         sides.rotate_left(rep % n);
-        let mut args: Vec<String> = scenario.iter().map(|a| (*a).to_owned()).collect();
+        let mut args: Vec<String> = ["case"]
+            .iter()
+            .chain(scenario)
+            .map(|a| (*a).to_owned())
+            .collect();
         for side in &sides {
             args.push("--side".to_owned());
             args.push((*side).to_owned());
@@ -45,13 +55,26 @@ pub(crate) fn runs(quick: bool, rep: usize) -> Vec<Run> {
     };
     let all = ["rein", "kube-runtime", "kube-runtime-streaming"];
     push("initial sync", &["sync"], &all);
+    push("initial sync, configured alike", &["sync", ALIKE], &all);
     push("watch throughput", &["watch"], &all);
+    push(
+        "watch throughput, configured alike",
+        &["watch", ALIKE],
+        &all,
+    );
     // kube-runtime's watch phase is the same code with either list mode: two sides suffice.
     push(
         "watch throughput, backlog drained by a stopped client",
         &["watch", "--backlog"],
         &["rein", "kube-runtime"],
     );
+    push(
+        "watch throughput, backlog drained by a stopped client, configured alike",
+        &["watch", "--backlog", ALIKE],
+        &["rein", "kube-runtime"],
+    );
+    // The controller cases' ConfigMaps carry no managedFields (written without a field
+    // manager): their default configurations are already alike.
     for concurrency in ["1", "16"] {
         push(
             &format!("controller end to end, concurrency {concurrency}, burst writer"),
@@ -77,10 +100,9 @@ pub(crate) fn runs(quick: bool, rep: usize) -> Vec<Run> {
     runs
 }
 
-/// Runs `exe case <args>` and returns its figures; its stderr passes through.
+/// Runs `exe <args>` and returns its figures; its stderr passes through.
 pub(crate) fn run_one(exe: &Path, run: &Run) -> anyhow::Result<Vec<Figure>> {
     let mut child = Command::new(exe)
-        .arg("case")
         .args(&run.args)
         .stdout(Stdio::piped())
         .spawn()

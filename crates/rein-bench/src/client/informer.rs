@@ -38,7 +38,7 @@ pub(crate) async fn run(
     let cpu_before = cpu_secs();
     let started = Instant::now();
     let cached: Box<dyn Fn() -> usize> = match report.side() {
-        Side::Rein => Box::new(start_rein(client, &clock, &stop, strip)?),
+        Side::Rein => Box::new(start_rein(client, &clock, &stop)?),
         Side::KubeRuntime => Box::new(start_kube(client, &clock, &stop, false, strip)),
         Side::KubeRuntimeStreaming => Box::new(start_kube(client, &clock, &stop, true, strip)),
     };
@@ -98,19 +98,17 @@ pub(crate) async fn run(
     Ok(())
 }
 
-/// Starts a default rein informer whose update handler ticks `clock`; returns the cache size.
-/// With `strip`, managedFields are dropped before caching (`strip_managed_fields`).
+/// Starts a rein informer configured as rein's cache configures one by default (default
+/// options, managedFields dropped before caching: `CacheOptions::default_transform`) whose
+/// update handler ticks `clock`; returns the cache size.
 fn start_rein(
     client: kube_client::Client,
     clock: &Arc<EventClock>,
     stop: &CancellationToken,
-    strip: bool,
 ) -> anyhow::Result<impl Fn() -> usize + use<>> {
     let lw = ApiListerWatcher::<Pod>::new(client, ListWatchOptions::default());
     let informer = Arc::new(SharedIndexInformer::new(lw, InformerOptions::default()));
-    if strip {
-        informer.set_transform(rein_informer::strip_managed_fields::<Pod>)?;
-    }
+    informer.set_transform(rein_informer::strip_managed_fields::<Pod>)?;
     let clock = clock.clone();
     informer.add_event_handler(
         ResourceEventHandlerFuncs::<Pod>::new()

@@ -145,7 +145,7 @@ pub(crate) fn commit(
     }
     let op = crate::plugins::Op::Create;
     crate::plugins::validate(txn, opts.admission, def, op, &obj, None)?;
-    if txn.get(&def.key(), &key).is_some() {
+    if txn.contains(&def.key(), &key) {
         return Err(ApiError::already_exists(def, &key.1));
     }
     crd::check_create_allowed(txn, def, &key.1)?;

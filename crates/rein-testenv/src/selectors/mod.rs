@@ -206,6 +206,26 @@ impl FieldLabels {
         labels
     }
 
+    /// The dotted paths of the object fields a field selector of a built-in resource may read
+    /// (kept with each stored object, so lists and watches select without decoding it).
+    /// Nothing here for custom resources: their selectable fields come from the CRD.
+    pub(crate) fn builtin_paths(group: &str, plural: &str) -> Vec<String> {
+        let mut paths = Vec::new();
+        for (_, source) in FieldLabels::builtin(group, plural).labels {
+            match source {
+                Source::Path(path, _) => paths.push(path),
+                Source::PodIp => paths.extend(["status.podIPs".into(), "status.podIP".into()]),
+                Source::EventOrigin => {
+                    paths.extend(["source.component".into(), "reportingComponent".into()]);
+                }
+                Source::Unset => {}
+            }
+        }
+        paths.sort();
+        paths.dedup();
+        paths
+    }
+
     fn plain(&mut self, paths: &[&str]) {
         for path in paths {
             self.add(path, Source::path(path));
@@ -263,6 +283,25 @@ impl FieldSelector {
             reqs.push((labels.lookup(key)?, eq, value));
         }
         Ok(FieldSelector { reqs })
+    }
+
+    /// Whether every term reads only the fields at `paths` (or `metadata.name` and
+    /// `metadata.namespace`), so an object reduced to those fields matches as the whole does.
+    pub(crate) fn reads_only(&self, paths: &[String]) -> bool {
+        let within = |p: &str| {
+            matches!(p, "metadata.name" | "metadata.namespace") || paths.iter().any(|q| q == p)
+        };
+        self.reqs.iter().all(|(source, _, _)| match source {
+            Source::Path(path, _) => within(path),
+            Source::PodIp => within("status.podIPs") && within("status.podIP"),
+            Source::EventOrigin => within("source.component") && within("reportingComponent"),
+            Source::Unset => true,
+        })
+    }
+
+    /// Whether there are no terms (everything matches).
+    pub(crate) fn is_empty(&self) -> bool {
+        self.reqs.is_empty()
     }
 
     /// Whether the object's fields satisfy every term.

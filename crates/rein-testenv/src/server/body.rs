@@ -5,7 +5,8 @@ use std::convert::Infallible;
 use bytes::Bytes;
 use http::{HeaderValue, Response, StatusCode, header};
 use http_body_util::combinators::BoxBody;
-use http_body_util::{BodyExt, Full};
+use http_body_util::{BodyExt, Full, StreamBody};
+use hyper::body::Frame;
 use serde_json::Value;
 
 use crate::status::ApiError;
@@ -15,7 +16,36 @@ pub(crate) type Body = BoxBody<Bytes, Infallible>;
 
 /// A JSON response from already-serialised bytes.
 pub(crate) fn json_bytes(code: u16, bytes: Vec<u8>) -> Response<Body> {
-    let mut resp = Response::new(Full::new(Bytes::from(bytes)).boxed());
+    json_shared(code, Bytes::from(bytes))
+}
+
+/// About how many bytes each frame of a streamed list carries.
+pub(crate) const CHUNK: usize = 256 * 1024;
+
+/// A JSON list response streamed in chunks of about [`CHUNK`] bytes: `head`, the items as
+/// they are copied from the store, then the closing `]}`.
+pub(crate) fn json_stream(head: Vec<u8>, items: super::list::ListItems) -> Response<Body> {
+    let stream = futures::stream::unfold(Some((head, items)), |state| async move {
+        let (mut chunk, mut items) = state?;
+        let more = items.fill(&mut chunk, CHUNK);
+        if more {
+            let next = Vec::with_capacity(CHUNK + 16 * 1024);
+            return Some((Ok(Frame::data(Bytes::from(chunk))), Some((next, items))));
+        }
+        chunk.extend_from_slice(b"]}");
+        Some((Ok(Frame::data(Bytes::from(chunk))), None))
+    });
+    let mut resp = Response::new(StreamBody::new(stream).boxed());
+    resp.headers_mut().insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("application/json"),
+    );
+    resp
+}
+
+/// A JSON response from bytes shared with their owner (a stored object).
+pub(crate) fn json_shared(code: u16, bytes: Bytes) -> Response<Body> {
+    let mut resp = Response::new(Full::new(bytes).boxed());
     *resp.status_mut() = StatusCode::from_u16(code).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
     resp.headers_mut().insert(
         header::CONTENT_TYPE,

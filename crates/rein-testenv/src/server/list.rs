@@ -14,10 +14,10 @@ use super::body::{self, Body};
 use super::query::Query;
 use super::route::ResourcePath;
 use super::{State, table};
-use crate::resources::ResKey;
+use crate::resources::{ResKey, ResourceDef};
 use crate::selectors::{FieldLabels, FieldSelector, LabelSelector};
 use crate::status::ApiError;
-use crate::store::{ObjKey, object_key};
+use crate::store::{ObjKey, Stored};
 
 /// Answers a list request.
 pub(crate) async fn serve(
@@ -120,7 +120,7 @@ async fn list(
     let (items, list_rv) = {
         let txn = state.store.lock();
         match snapshot_rv {
-            None => (txn.list(&def.key(), namespace), txn.rv()),
+            None => (txn.list_stored(&def.key(), namespace), txn.rv()),
             Some(rv) => {
                 let items = txn.list_at(&def.key(), namespace, rv).map_err(|_| {
                     if q.continue_token.is_some() {
@@ -139,15 +139,16 @@ async fn list(
         }
     };
     let start = match &start_after {
-        Some(key) => items.partition_point(|o| &object_key(o) <= key),
+        Some(key) => items.partition_point(|o| o.key_ref() <= (&key.0, &key.1)),
         None => 0,
     };
-    let mut page: Vec<&Arc<Value>> = Vec::new();
+    let select = Selection::new(def, labels, fields);
+    let mut page: Vec<&Arc<Stored>> = Vec::new();
     let mut more = false;
     let mut remaining = 0usize;
     let filtered = q.label_selector.is_some() || q.field_selector.is_some();
     for obj in &items[start..] {
-        if !(labels.matches(obj) && fields.matches(obj)) {
+        if !select.matches(obj) {
             continue;
         }
         if q.limit.is_some_and(|l| page.len() >= l) {
@@ -161,13 +162,13 @@ async fn list(
         page.push(obj);
     }
     // With webhook conversion, the page goes through the webhook in one review.
-    let converted: Vec<Arc<Value>>;
-    let page: Vec<&Arc<Value>> = if super::converted::applies(def) {
-        let objects = page.iter().map(|o| Value::clone(o)).collect();
+    let converted: Vec<Arc<Stored>>;
+    let page: Vec<&Arc<Stored>> = if super::converted::applies(def) {
+        let objects = page.iter().map(|o| o.decode()).collect();
         converted = super::converted::to_version(state, def, objects, &path.version, true)
             .await?
             .into_iter()
-            .map(Arc::new)
+            .map(|o| Arc::new(Stored::new(&def.key(), &o)))
             .collect();
         converted.iter().collect()
     } else {
@@ -175,16 +176,18 @@ async fn list(
     };
     let api_version = def.api_version(&path.version);
     let continue_token = match page.last() {
-        Some(last) if more => Some(encode_continue(list_rv, &object_key(last))),
+        Some(last) if more => Some(encode_continue(list_rv, &last.key())),
         _ => None,
     };
     if table::wanted(headers) {
+        let decoded: Vec<Arc<Value>> = page.iter().map(|o| o.value()).collect();
+        let rows: Vec<&Arc<Value>> = decoded.iter().collect();
         return Ok(body::json(
             200,
             &table::table(
                 def,
                 &path.version,
-                &page,
+                &rows,
                 list_rv,
                 continue_token.as_deref(),
             ),
@@ -197,27 +200,139 @@ async fn list(
             meta["remainingItemCount"] = json!(remaining);
         }
     }
-    let mut out = Vec::with_capacity(64 + page.len() * 512);
+    let mut head = Vec::with_capacity(256);
     let _ = write!(
-        out,
+        head,
         "{{\"kind\":{},\"apiVersion\":{},\"metadata\":{},\"items\":[",
         json!(def.list_kind()),
         json!(api_version),
         meta
     );
-    for (i, obj) in page.iter().enumerate() {
-        if i > 0 {
-            out.push(b',');
-        }
-        match crate::ops::serve_version(def, &path.version, obj) {
-            Some(served) => {
-                let _ = serde_json::to_writer(&mut out, &served);
-            }
-            None => write_object(&mut out, obj, &api_version),
+    let page: Vec<Arc<Stored>> = page.into_iter().cloned().collect();
+    let size: usize = page.iter().map(|o| o.json().len() + 1).sum();
+    if size <= body::CHUNK {
+        let mut out = head;
+        out.reserve(size + 2);
+        let mut items = ListItems::new(def.clone(), path.version.clone(), api_version, page);
+        items.fill(&mut out, usize::MAX);
+        out.extend_from_slice(b"]}");
+        return Ok(body::json_bytes(200, out));
+    }
+    // A large list goes out in chunks copied from the stored objects as the client reads,
+    // not built whole first: its size in memory stays one chunk however many objects match.
+    let items = ListItems::new(def.clone(), path.version.clone(), api_version, page);
+    Ok(body::json_stream(head, items))
+}
+
+/// The items of a list response still to send.
+pub(crate) struct ListItems {
+    def: Arc<ResourceDef>,
+    version: String,
+    api_version: String,
+    items: std::vec::IntoIter<Arc<Stored>>,
+    first: bool,
+}
+
+impl ListItems {
+    fn new(
+        def: Arc<ResourceDef>,
+        version: String,
+        api_version: String,
+        items: Vec<Arc<Stored>>,
+    ) -> Self {
+        ListItems {
+            def,
+            version,
+            api_version,
+            items: items.into_iter(),
+            first: true,
         }
     }
-    out.extend_from_slice(b"]}");
-    Ok(body::json_bytes(200, out))
+
+    /// Appends items, comma-separated, until `out` holds at least `limit` bytes or none are
+    /// left; answers whether any are left.
+    pub(crate) fn fill(&mut self, out: &mut Vec<u8>, limit: usize) -> bool {
+        while out.len() < limit {
+            let Some(obj) = self.items.next() else {
+                return false;
+            };
+            if !std::mem::take(&mut self.first) {
+                out.push(b',');
+            }
+            write_served(out, &self.def, &self.version, &self.api_version, &obj);
+        }
+        self.items.len() > 0
+    }
+}
+
+/// Label and field selectors, matched against each stored object's summary where that holds
+/// every field they read, else against the decoded object.
+pub(crate) struct Selection {
+    labels: LabelSelector,
+    fields: FieldSelector,
+    /// The field selector reads only fields the summary keeps.
+    on_summary: bool,
+}
+
+impl Selection {
+    /// The selectors of a request on `def`.
+    pub(crate) fn new(def: &ResourceDef, labels: LabelSelector, fields: FieldSelector) -> Self {
+        let on_summary = fields.reads_only(&FieldLabels::builtin_paths(&def.group, &def.plural));
+        Selection {
+            labels,
+            fields,
+            on_summary,
+        }
+    }
+
+    /// Whether `obj` is selected.
+    pub(crate) fn matches(&self, obj: &Stored) -> bool {
+        let summary = obj.summary();
+        if !self.labels.matches_labels(|k| summary.label(k)) {
+            return false;
+        }
+        if self.fields.is_empty() {
+            true
+        } else if self.on_summary {
+            self.fields.matches(&summary.selectable())
+        } else {
+            self.fields.matches(&obj.decode())
+        }
+    }
+}
+
+/// Whether `obj` is served at `version` exactly as stored: same `apiVersion`, and no schema
+/// of that version that could default or prune it (kube-apiserver's `serve` of a custom
+/// resource). Then its stored JSON goes out without decoding.
+pub(crate) fn served_as_stored(
+    def: &ResourceDef,
+    version: &str,
+    api_version: &str,
+    obj: &Stored,
+) -> bool {
+    obj.api_version() == api_version && def.schema(version).is_none_or(|s| !s.has_defaults())
+}
+
+/// Appends `obj` as served at `version` (`api_version`): its stored bytes when they are
+/// what is served, else decoded, converted and encoded.
+pub(crate) fn write_served(
+    out: &mut Vec<u8>,
+    def: &ResourceDef,
+    version: &str,
+    api_version: &str,
+    obj: &Stored,
+) {
+    if served_as_stored(def, version, api_version, obj) {
+        out.extend_from_slice(obj.json());
+        return;
+    }
+    let value = obj.decode();
+    match crate::ops::serve_version(def, version, &value) {
+        Some(served) => {
+            let _ = serde_json::to_writer(&mut *out, &served);
+        }
+        None => write_object(out, &value, api_version),
+    }
 }
 
 /// Serialises `obj` as `api_version`.

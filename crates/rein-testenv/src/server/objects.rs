@@ -131,6 +131,13 @@ async fn respond(state: &Arc<State>, req: Request<Incoming>, path: ResourcePath)
         admitted: false,
         plugins: state.plugins,
     };
+    if method == Method::GET
+        && !wants_table
+        && let Some(name) = path.name.as_deref()
+        && let Some(json) = ctx.get_as_stored(name, path.subresource.as_deref())
+    {
+        return repr.adapt(body::json_shared(200, json), &path.def).await;
+    }
     let answer = match (method, path.name.as_deref(), path.subresource.as_deref()) {
         (Method::POST, None, None) => ctx.converted_write(Write::Create).await,
         (Method::GET, Some(name), sub) => ctx.get(name, sub),
@@ -470,6 +477,25 @@ impl<'a> Ctx<'a> {
         }
         let ns = self.path.namespace.as_deref();
         crate::plugins::mutate(txn, self.plugins, &self.path.def, ns, obj)
+    }
+
+    /// The stored bytes of object `name` when a GET of it (or of its `status`) serves them
+    /// as they are: shared with the store, neither decoded nor encoded again.
+    fn get_as_stored(&self, name: &str, sub: Option<&str>) -> Option<Bytes> {
+        match sub {
+            None => {}
+            Some("status") if self.path.def.status => {}
+            Some(_) => return None,
+        }
+        let key = self.key(name).ok()?;
+        let stored = self
+            .state
+            .store
+            .lock()
+            .get_stored(&self.path.def.key(), &key)?;
+        let def = &self.path.def;
+        list::served_as_stored(def, &self.path.version, &self.api_version(), &stored)
+            .then(|| stored.json().clone())
     }
 
     fn get(&self, name: &str, sub: Option<&str>) -> Result<Answer, ApiError> {

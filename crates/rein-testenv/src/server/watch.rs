@@ -13,51 +13,47 @@ use bytes::Bytes;
 use http::{HeaderValue, Response, StatusCode, header};
 use http_body_util::{BodyExt, StreamBody};
 use hyper::body::Frame;
-use serde_json::{Value, json};
+use serde_json::json;
 use tokio::sync::mpsc;
 
 use super::State;
 use super::body::{self, Body};
-use super::list::{self as list_handler, write_object};
+use super::list::{self as list_handler, Selection, served_as_stored, write_served};
 use super::query::Query;
 use super::route::ResourcePath;
 use crate::resources::ResourceDef;
 use crate::selectors::{FieldSelector, LabelSelector};
 use crate::status::ApiError;
-use crate::store::{Event, EventType, Subscription, WatchStart};
+use crate::store::{Event, EventType, Stored, Subscription, WatchStart};
 
 /// What one watch sends: which namespace, which selectors, as which version.
 struct Filter {
     namespace: Option<String>,
-    labels: LabelSelector,
-    fields: FieldSelector,
+    select: Selection,
+    /// The resource, served at `version` (a custom resource's schema for it prunes and
+    /// defaults objects stored in another version).
+    def: Arc<ResourceDef>,
+    version: String,
     api_version: String,
     kind: String,
     /// Send each object as a one-row `meta.k8s.io` Table (`kubectl get -w`).
-    table: Option<Arc<ResourceDef>>,
+    table: bool,
     /// Send each object as `PartialObjectMetadata` (metadata-only watches).
     partial: bool,
-    /// A custom resource with a schema for the requested version: objects stored in another
-    /// version are pruned and defaulted by it.
-    schema: Option<(Arc<ResourceDef>, String)>,
-    /// The resource has webhook conversion (objects are converted after encoding).
+    /// The resource has webhook conversion (objects go out as stored; the stream is converted).
     converted: bool,
 }
 
 impl Filter {
-    fn matches(&self, obj: &Value) -> bool {
+    fn matches(&self, obj: &Stored) -> bool {
         // `get` rather than `pointer`: this runs for every event and every watcher, and
         // `pointer` allocates per path segment.
         if let Some(ns) = &self.namespace
-            && obj
-                .get("metadata")
-                .and_then(|m| m.get("namespace"))
-                .and_then(Value::as_str)
-                != Some(ns.as_str())
+            && obj.namespace() != ns
         {
             return false;
         }
-        self.labels.matches(obj) && self.fields.matches(obj)
+        self.select.matches(obj)
     }
 
     /// The event type this watch reports for `event`, if any.
@@ -78,30 +74,25 @@ impl Filter {
 
     fn encode_into(&self, out: &mut Vec<u8>, kind: EventType, event: &Event) {
         let obj = &event.object;
-        // With webhook conversion, objects go out as stored: `converted` converts the stream.
-        let same_version = self.converted
-            || obj.get("apiVersion").and_then(Value::as_str) == Some(self.api_version.as_str());
-        if kind == event.kind && self.table.is_none() && !self.partial && same_version {
-            out.extend_from_slice(event.line());
+        if !self.table
+            && !self.partial
+            && (self.converted
+                || served_as_stored(&self.def, &self.version, &self.api_version, obj))
+        {
+            // The common case: the stored bytes, copied once into this watcher's buffer.
+            event.write_line(kind, out);
             return;
         }
         let _ = write!(out, "{{\"type\":\"{}\",\"object\":", kind.as_str());
-        if let Some(def) = &self.table {
+        if self.table {
             let version = self.api_version.rsplit('/').next().unwrap_or_default();
-            let table = super::table::table(def, version, &[obj], event.rv, None);
+            let table = super::table::table(&self.def, version, &[&obj.value()], event.rv, None);
             let _ = serde_json::to_writer(&mut *out, &table);
         } else if self.partial {
-            let _ = serde_json::to_writer(&mut *out, &super::represent::partial_object(obj));
-        } else if same_version {
-            out.extend_from_slice(event.encoded());
-        } else if let Some(served) = self
-            .schema
-            .as_ref()
-            .and_then(|(def, version)| crate::ops::serve_version(def, version, obj))
-        {
-            let _ = serde_json::to_writer(&mut *out, &served);
+            let partial = super::represent::partial_object(&obj.decode());
+            let _ = serde_json::to_writer(&mut *out, &partial);
         } else {
-            write_object(out, obj, &self.api_version);
+            write_served(out, &self.def, &self.version, &self.api_version, obj);
         }
         out.extend_from_slice(b"}\n");
     }
@@ -178,20 +169,19 @@ async fn start(
         }
         fields.push_str(&format!("metadata.name={name}"));
     }
+    let labels = LabelSelector::parse(q.label_selector.as_deref().unwrap_or(""))?;
+    let fields = FieldSelector::parse(&fields, &list_handler::field_labels(state, path))?;
     let filter = Filter {
         namespace: path.namespace.clone().filter(|_| def.namespaced),
-        labels: LabelSelector::parse(q.label_selector.as_deref().unwrap_or(""))?,
-        fields: FieldSelector::parse(&fields, &list_handler::field_labels(state, path))?,
+        select: Selection::new(def, labels, fields),
+        def: def.clone(),
+        version: path.version.clone(),
         api_version: def.api_version(&path.version),
         kind: def.kind.clone(),
         // A converted resource's rows are built once its objects are converted.
-        table: (table && !super::converted::applies(def)).then(|| def.clone()),
+        table: table && !super::converted::applies(def),
         partial,
         converted: super::converted::applies(def),
-        schema: def
-            .schema(&path.version)
-            .is_some()
-            .then(|| (def.clone(), path.version.clone())),
     };
     super::options::check_watch(q)?;
     let initial_events = q.send_initial_events == Some(true);

@@ -1,7 +1,9 @@
 //! The object store: JSON objects keyed by resource and (namespace, name), one global
 //! monotonically increasing resourceVersion, and a bounded history of change events that
-//! watches resume from.
+//! watches resume from. Objects are kept serialised ([`Stored`]): the store, the history and
+//! every response share one allocation per object version.
 
+mod object;
 mod snapshot;
 mod watch;
 
@@ -16,6 +18,7 @@ use tokio::sync::{Notify, mpsc};
 
 use crate::resources::ResKey;
 
+pub(crate) use object::{Stored, Summary};
 pub(crate) use snapshot::object_key;
 pub(crate) use watch::{Subscription, WatchStart};
 
@@ -53,14 +56,11 @@ pub(crate) struct Event {
     pub(crate) kind: EventType,
     /// Which resource.
     pub(crate) res: ResKey,
-    /// The object after the change (for `Deleted`, its last state with the deletion's rv).
-    pub(crate) object: Arc<Value>,
+    /// The object after the change (for `Deleted`, its last state with the deletion's rv):
+    /// the store's own copy, not another one.
+    pub(crate) object: Arc<Stored>,
     /// The object before the change (`Modified` and `Deleted`).
-    pub(crate) old: Option<Arc<Value>>,
-    /// `object` serialised once, shared by every watcher that sends it unchanged.
-    pub(crate) encoded: OnceLock<bytes::Bytes>,
-    /// The whole watch line (`{"type":…,"object":…}` and a newline), built once.
-    line: OnceLock<bytes::Bytes>,
+    pub(crate) old: Option<Arc<Stored>>,
 }
 
 impl Event {
@@ -69,8 +69,8 @@ impl Event {
         rv: u64,
         kind: EventType,
         res: ResKey,
-        object: Arc<Value>,
-        old: Option<Arc<Value>>,
+        object: Arc<Stored>,
+        old: Option<Arc<Stored>>,
     ) -> Event {
         Event {
             rv,
@@ -78,32 +78,20 @@ impl Event {
             res,
             object,
             old,
-            encoded: OnceLock::new(),
-            line: OnceLock::new(),
         }
     }
 
-    /// The watch line reporting this event as its own type, serialised on first use and then
-    /// shared by every watcher that sends it unchanged.
-    pub(crate) fn line(&self) -> &bytes::Bytes {
-        self.line.get_or_init(|| {
-            let object = self.encoded();
-            let kind = self.kind.as_str();
-            let mut out = Vec::with_capacity(object.len() + kind.len() + 24);
-            out.extend_from_slice(b"{\"type\":\"");
-            out.extend_from_slice(kind.as_bytes());
-            out.extend_from_slice(b"\",\"object\":");
-            out.extend_from_slice(object);
-            out.extend_from_slice(b"}\n");
-            bytes::Bytes::from(out)
-        })
-    }
-
-    /// The object's JSON, serialised on first use.
-    pub(crate) fn encoded(&self) -> &bytes::Bytes {
-        self.encoded.get_or_init(|| {
-            bytes::Bytes::from(serde_json::to_vec(&*self.object).unwrap_or_default())
-        })
+    /// Appends the watch line reporting this event as `kind` with the stored JSON
+    /// (`{"type":…,"object":…}` and a newline). Nothing is cached per event: the line is a
+    /// copy of bytes every watcher makes into its own buffer anyway.
+    pub(crate) fn write_line(&self, kind: EventType, out: &mut Vec<u8>) {
+        let object = self.object.json();
+        out.reserve(object.len() + 32);
+        out.extend_from_slice(b"{\"type\":\"");
+        out.extend_from_slice(kind.as_str().as_bytes());
+        out.extend_from_slice(b"\",\"object\":");
+        out.extend_from_slice(object);
+        out.extend_from_slice(b"}\n");
     }
 }
 
@@ -241,7 +229,7 @@ impl Drop for WaiterGuard<'_> {
 #[derive(Debug)]
 struct Inner {
     rv: u64,
-    buckets: HashMap<ResKey, BTreeMap<ObjKey, Arc<Value>>>,
+    buckets: HashMap<ResKey, BTreeMap<ObjKey, Arc<Stored>>>,
     history: VecDeque<Arc<Event>>,
     history_cap: usize,
     /// Events with an rv at or below this are gone from the history.
@@ -256,15 +244,15 @@ struct Inner {
 }
 
 impl Inner {
-    fn index(&mut self, res: &ResKey, key: &ObjKey, old: Option<&Value>, new: Option<&Value>) {
+    fn index(&mut self, res: &ResKey, key: &ObjKey, old: Option<&Summary>, new: Option<&Summary>) {
         let place = (res.clone(), key.clone());
         if let Some(old) = old {
             if new.is_none()
-                && let Some(uid) = uid_of(old)
+                && let Some(uid) = old.uid()
             {
                 self.uids.remove(uid);
             }
-            for owner in owner_uids(old) {
+            for owner in old.owner_uids() {
                 if let Some(set) = self.dependents.get_mut(owner) {
                     set.remove(&place);
                     if set.is_empty() {
@@ -274,10 +262,10 @@ impl Inner {
             }
         }
         if let Some(new) = new {
-            if let Some(uid) = uid_of(new) {
+            if let Some(uid) = new.uid() {
                 self.uids.insert(uid.to_string(), place.clone());
             }
-            for owner in owner_uids(new) {
+            for owner in new.owner_uids() {
                 self.dependents
                     .entry(owner.to_string())
                     .or_default()
@@ -320,13 +308,36 @@ impl Txn<'_> {
         self.inner.rv
     }
 
-    /// The object at `key` in `res`.
+    /// The object at `key` in `res`, decoded (the caller's own copy).
     pub(crate) fn get(&self, res: &ResKey, key: &ObjKey) -> Option<Arc<Value>> {
+        self.get_stored(res, key).map(|s| s.value())
+    }
+
+    /// The object at `key` in `res` as stored (serialised).
+    pub(crate) fn get_stored(&self, res: &ResKey, key: &ObjKey) -> Option<Arc<Stored>> {
         self.inner.buckets.get(res)?.get(key).cloned()
     }
 
-    /// Every object of `res` (in `namespace` when given), ordered by namespace then name.
+    /// Whether `res` has an object at `key`.
+    pub(crate) fn contains(&self, res: &ResKey, key: &ObjKey) -> bool {
+        self.inner
+            .buckets
+            .get(res)
+            .is_some_and(|bucket| bucket.contains_key(key))
+    }
+
+    /// Every object of `res` (in `namespace` when given), ordered by namespace then name,
+    /// decoded (for the operations that change them; serving reads [`Txn::list_stored`]).
     pub(crate) fn list(&self, res: &ResKey, namespace: Option<&str>) -> Vec<Arc<Value>> {
+        self.list_stored(res, namespace)
+            .iter()
+            .map(|s| s.value())
+            .collect()
+    }
+
+    /// Every object of `res` (in `namespace` when given) as stored, ordered by namespace
+    /// then name.
+    pub(crate) fn list_stored(&self, res: &ResKey, namespace: Option<&str>) -> Vec<Arc<Stored>> {
         let Some(bucket) = self.inner.buckets.get(res) else {
             return Vec::new();
         };
@@ -369,38 +380,64 @@ impl Txn<'_> {
     }
 
     /// Stores a new object; sets its resourceVersion and returns the stored copy.
-    pub(crate) fn insert(&mut self, res: &ResKey, key: ObjKey, mut obj: Value) -> Arc<Value> {
+    pub(crate) fn insert(&mut self, res: &ResKey, key: ObjKey, obj: Value) -> Arc<Value> {
+        self.insert_stored(res, key, obj).0
+    }
+
+    /// [`Txn::insert`], answering the stored copy both decoded and as stored.
+    pub(crate) fn insert_stored(
+        &mut self,
+        res: &ResKey,
+        key: ObjKey,
+        mut obj: Value,
+    ) -> (Arc<Value>, Arc<Stored>) {
         let rv = self.next_rv();
         set_rv(&mut obj, rv);
-        let obj = Arc::new(obj);
-        self.inner.index(res, &key, None, Some(&obj));
+        let stored = Arc::new(Stored::new(res, &obj));
+        self.inner.index(res, &key, None, Some(stored.summary()));
         self.inner
             .buckets
             .entry(res.clone())
             .or_default()
-            .insert(key, obj.clone());
-        self.record(rv, EventType::Added, res, obj.clone(), None);
+            .insert(key, stored.clone());
+        self.record(rv, EventType::Added, res, stored.clone(), None);
         self.queue_dangling_owners(&obj);
         self.after_write(res, None, Some(&obj));
-        obj
+        (Arc::new(obj), stored)
     }
 
     /// Replaces an existing object; sets its resourceVersion and returns the stored copy.
-    pub(crate) fn replace(&mut self, res: &ResKey, key: ObjKey, mut obj: Value) -> Arc<Value> {
+    pub(crate) fn replace(&mut self, res: &ResKey, key: ObjKey, obj: Value) -> Arc<Value> {
+        self.replace_stored(res, key, obj).0
+    }
+
+    /// [`Txn::replace`], answering the stored copy both decoded and as stored.
+    pub(crate) fn replace_stored(
+        &mut self,
+        res: &ResKey,
+        key: ObjKey,
+        mut obj: Value,
+    ) -> (Arc<Value>, Arc<Stored>) {
         let rv = self.next_rv();
         set_rv(&mut obj, rv);
-        let obj = Arc::new(obj);
+        let stored = Arc::new(Stored::new(res, &obj));
         let old = self
             .inner
             .buckets
             .entry(res.clone())
             .or_default()
-            .insert(key.clone(), obj.clone());
-        self.inner.index(res, &key, old.as_deref(), Some(&obj));
-        self.record(rv, EventType::Modified, res, obj.clone(), old.clone());
+            .insert(key.clone(), stored.clone());
+        self.inner.index(
+            res,
+            &key,
+            old.as_deref().map(Stored::summary),
+            Some(stored.summary()),
+        );
+        let old_value = self.hook.and(old.as_deref()).map(Stored::decode);
+        self.record(rv, EventType::Modified, res, stored.clone(), old);
         self.queue_dangling_owners(&obj);
-        self.after_write(res, old.as_deref(), Some(&obj));
-        obj
+        self.after_write(res, old_value.as_ref(), Some(&obj));
+        (Arc::new(obj), stored)
     }
 
     /// Runs the store's [`WriteHook`], if any.
@@ -425,21 +462,22 @@ impl Txn<'_> {
     /// Removes an object; returns its last state (carrying the deletion's resourceVersion).
     pub(crate) fn remove(&mut self, res: &ResKey, key: &ObjKey) -> Option<Arc<Value>> {
         let old = self.inner.buckets.get_mut(res)?.remove(key)?;
-        self.inner.index(res, key, Some(&old), None);
+        self.inner.index(res, key, Some(old.summary()), None);
         let rv = self.next_rv();
-        let mut last = (*old).clone();
+        let mut last = old.decode();
         set_rv(&mut last, rv);
-        let last = Arc::new(last);
-        self.record(rv, EventType::Deleted, res, last.clone(), Some(old.clone()));
-        self.after_write(res, Some(&old), None);
-        Some(last)
+        let stored = Arc::new(Stored::new(res, &last));
+        let old_value = self.hook.map(|_| old.decode());
+        self.record(rv, EventType::Deleted, res, stored, Some(old));
+        self.after_write(res, old_value.as_ref(), None);
+        Some(Arc::new(last))
     }
 
     /// Removes every object of `res` without events (the resource itself went away).
     pub(crate) fn drop_resource(&mut self, res: &ResKey) {
         if let Some(bucket) = self.inner.buckets.remove(res) {
             for (key, obj) in bucket {
-                self.inner.index(res, &key, Some(&obj), None);
+                self.inner.index(res, &key, Some(obj.summary()), None);
             }
         }
         self.inner.watchers.remove(res);
@@ -479,8 +517,8 @@ impl Txn<'_> {
         rv: u64,
         kind: EventType,
         res: &ResKey,
-        object: Arc<Value>,
-        old: Option<Arc<Value>>,
+        object: Arc<Stored>,
+        old: Option<Arc<Stored>>,
     ) {
         let event = Arc::new(Event::new(rv, kind, res.clone(), object, old));
         let inner = &mut *self.inner;

@@ -7,7 +7,7 @@ use std::sync::Arc;
 use serde_json::Value;
 
 use super::watch::Expired;
-use super::{EventType, ObjKey, Txn};
+use super::{EventType, ObjKey, Stored, Txn};
 use crate::resources::ResKey;
 
 impl Txn<'_> {
@@ -17,15 +17,15 @@ impl Txn<'_> {
         res: &ResKey,
         namespace: Option<&str>,
         rv: u64,
-    ) -> Result<Vec<Arc<Value>>, Expired> {
+    ) -> Result<Vec<Arc<Stored>>, Expired> {
         if rv >= self.rv() {
-            return Ok(self.list(res, namespace));
+            return Ok(self.list_stored(res, namespace));
         }
         self.check_not_compacted(rv)?;
-        let mut state: BTreeMap<ObjKey, Arc<Value>> = self
-            .list(res, namespace)
+        let mut state: BTreeMap<ObjKey, Arc<Stored>> = self
+            .list_stored(res, namespace)
             .into_iter()
-            .map(|o| (object_key(&o), o))
+            .map(|o| (o.key(), o))
             .collect();
         for event in self.inner.history.iter().rev() {
             if event.rv <= rv {
@@ -34,7 +34,7 @@ impl Txn<'_> {
             if &event.res != res {
                 continue;
             }
-            let key = object_key(&event.object);
+            let key = event.object.key();
             if namespace.is_some_and(|ns| ns != key.0) {
                 continue;
             }

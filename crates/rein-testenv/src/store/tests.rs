@@ -79,6 +79,7 @@ fn snapshots_undo_later_changes() {
     let at2 = txn.list_at(&res(), Some("ns"), 2).expect("kept");
     let data: Vec<_> = at2
         .iter()
+        .map(|o| o.decode())
         .map(|o| (o["metadata"]["name"].clone(), o["data"]["k"].clone()))
         .collect();
     assert_eq!(data, [(json!("a"), json!("1")), (json!("b"), json!("1"))]);
@@ -130,4 +131,79 @@ async fn a_wait_for_a_version_never_reached_gives_up_after_its_limit() {
     assert!(!store.wait_for_rv(5, Duration::from_secs(3)).await);
     assert_eq!(start.elapsed(), Duration::from_secs(3));
     assert_eq!(store.rv_waiters(), 0);
+}
+
+#[test]
+fn store_history_and_watchers_share_one_copy_of_each_object() {
+    let store = Store::new(100);
+    let mut txn = store.lock();
+    let mut early = txn
+        .subscribe(&res(), WatchStart::Now, None)
+        .expect("subscribed");
+    let (decoded, stored) = txn.insert_stored(&res(), key("a"), cm("a", "1"));
+    let in_store = txn.get_stored(&res(), &key("a")).expect("stored");
+    assert!(Arc::ptr_eq(&stored, &in_store));
+    // The history's event, a live watcher's event, a replayed event and a list all hold the
+    // store's allocation, bytes included: no copy per holder.
+    let sent = early.rx.try_recv().expect("event sent");
+    assert!(Arc::ptr_eq(&sent.object, &in_store));
+    let replayed = txn
+        .subscribe(&res(), WatchStart::After(0), None)
+        .expect("in history");
+    assert!(Arc::ptr_eq(&replayed.initial[0].object, &in_store));
+    let listed = txn.list_stored(&res(), None);
+    assert!(Arc::ptr_eq(&listed[0], &in_store));
+    assert_eq!(in_store.json().as_ptr(), sent.object.json().as_ptr());
+    // The bytes are the object as served, resourceVersion included.
+    assert_eq!(
+        *in_store.json(),
+        serde_json::to_vec(&*decoded).expect("encodes")
+    );
+    assert_eq!(in_store.decode(), *decoded);
+
+    // An update's event holds the new version (the store's) and the old one (the history's).
+    let (_, updated) = txn.replace_stored(&res(), key("a"), cm("a", "2"));
+    let event = early.rx.try_recv().expect("update sent");
+    assert!(Arc::ptr_eq(&event.object, &updated));
+    assert!(Arc::ptr_eq(event.old.as_ref().expect("old"), &in_store));
+}
+
+#[test]
+fn summaries_keep_what_selectors_and_indexes_read() {
+    let pods = ResKey {
+        group: String::new(),
+        plural: "pods".to_string(),
+    };
+    let pod = json!({
+        "apiVersion": "v1", "kind": "Pod",
+        "metadata": {"name": "p", "namespace": "ns", "uid": "u1", "labels": {"app": "web"},
+                     "annotations": {"big": "x"},
+                     "managedFields": [{"manager": "m", "fieldsV1": {"f:spec": {}}}],
+                     "ownerReferences": [{"uid": "owner", "name": "rs", "kind": "ReplicaSet"}]},
+        "spec": {"nodeName": "n1", "restartPolicy": "Always", "containers": [{"name": "c"}]},
+        "status": {"phase": "Running", "podIPs": [{"ip": "10.0.0.1"}]}
+    });
+    let store = Store::new(10);
+    let mut txn = store.lock();
+    let (_, stored) = txn.insert_stored(&pods, ("ns".into(), "p".into()), pod);
+    let summary = stored.summary();
+    assert_eq!(stored.api_version(), "v1");
+    assert_eq!(stored.key_ref(), ("ns", "p"));
+    assert_eq!(summary.uid(), Some("u1"));
+    assert_eq!(summary.owner_uids().collect::<Vec<_>>(), ["owner"]);
+    assert_eq!(summary.label("app"), Some("web"));
+    assert_eq!(summary.label("tier"), None);
+    // Only what field selectors on Pods read: no containers, no annotations, no
+    // managedFields.
+    assert_eq!(
+        summary.selectable(),
+        json!({
+            "metadata": {"name": "p", "namespace": "ns"},
+            "spec": {"nodeName": "n1", "restartPolicy": "Always"},
+            "status": {"phase": "Running", "podIPs": [{"ip": "10.0.0.1"}]}
+        })
+    );
+    assert_eq!(stored.key(), ("ns".to_string(), "p".to_string()));
+    assert_eq!(txn.dependents_of("owner").len(), 1);
+    assert!(txn.locate("u1").is_some());
 }

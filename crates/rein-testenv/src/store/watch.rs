@@ -47,7 +47,7 @@ impl Txn<'_> {
         let initial = match start {
             WatchStart::Now => {
                 let rv = self.rv();
-                self.list(res, namespace)
+                self.list_stored(res, namespace)
                     .into_iter()
                     .map(|object| {
                         Arc::new(Event::new(rv, EventType::Added, res.clone(), object, None))

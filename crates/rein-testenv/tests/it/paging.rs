@@ -187,3 +187,86 @@ async fn list_options_are_validated_like_kube_apiserver() {
     assert_eq!(code_of("resourceVersion=0").await, 200);
     assert_eq!(code_of("resourceVersion=5&continue=abc").await, 400);
 }
+
+/// A list larger than one response chunk (256 KB) is streamed from the stored objects: it
+/// arrives whole and in order, as JSON, as YAML and as `PartialObjectMetadataList`, and a
+/// field selector on a Pod field the store keeps beside each object still filters it.
+#[tokio::test]
+async fn large_lists_arrive_whole_in_every_representation() {
+    let env = TestEnv::start().await.expect("starts");
+    let cms: Api<ConfigMap> = Api::namespaced(env.client(), "default");
+    let filler = "x".repeat(1024);
+    let count = 400;
+    futures::future::try_join_all((0..count).map(|i| {
+        let cms = cms.clone();
+        let cm: ConfigMap = serde_json::from_value(
+            json!({"metadata": {"name": format!("big-{i:04}")}, "data": {"filler": filler}}),
+        )
+        .expect("cm");
+        async move { cms.create(&PostParams::default(), &cm).await }
+    }))
+    .await
+    .expect("creates");
+    let listed = cms.list(&ListParams::default()).await.expect("lists");
+    let names: Vec<String> = listed
+        .items
+        .iter()
+        .filter_map(|c| c.metadata.name.clone())
+        .collect();
+    let expected: Vec<String> = (0..count).map(|i| format!("big-{i:04}")).collect();
+    assert_eq!(names, expected);
+    assert!(
+        listed
+            .items
+            .iter()
+            .all(|c| c.data.as_ref().and_then(|d| d.get("filler")) == Some(&filler))
+    );
+
+    let request = |accept: &str| {
+        http::Request::get("/api/v1/namespaces/default/configmaps")
+            .header("Accept", accept)
+            .body(Vec::new())
+            .expect("request")
+    };
+    let yaml = env
+        .client()
+        .request_text(request("application/yaml"))
+        .await
+        .expect("lists as YAML");
+    let yaml: serde_json::Value = serde_yaml::from_str(&yaml).expect("YAML");
+    assert_eq!(yaml["items"].as_array().map(Vec::len), Some(count));
+    let partial: serde_json::Value = env
+        .client()
+        .request(request(
+            "application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1",
+        ))
+        .await
+        .expect("lists metadata");
+    assert_eq!(partial["kind"], "PartialObjectMetadataList");
+    let items = partial["items"].as_array().expect("items");
+    assert_eq!(items.len(), count);
+    assert!(items.iter().all(|i| i.get("data").is_none()));
+    assert_eq!(items[count - 1]["metadata"]["name"], "big-0399");
+
+    let pods: Api<Pod> = Api::namespaced(env.client(), "default");
+    for (name, node) in [("on-a", "node-a"), ("on-b", "node-b")] {
+        let pod: Pod = serde_json::from_value(json!({
+            "metadata": {"name": name},
+            "spec": {"nodeName": node, "containers": [{"name": "c", "image": "i"}]}
+        }))
+        .expect("pod");
+        pods.create(&PostParams::default(), &pod)
+            .await
+            .expect("creates");
+    }
+    let on_b = pods
+        .list(&ListParams::default().fields("spec.nodeName=node-b"))
+        .await
+        .expect("lists by node");
+    let names: Vec<_> = on_b
+        .items
+        .iter()
+        .filter_map(|p| p.metadata.name.clone())
+        .collect();
+    assert_eq!(names, ["on-b"]);
+}
