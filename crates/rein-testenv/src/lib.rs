@@ -78,6 +78,7 @@ mod ops;
 mod patch;
 mod plugins;
 mod proto;
+mod quantity;
 mod rbac;
 mod requests;
 mod resources;

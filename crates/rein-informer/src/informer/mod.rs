@@ -149,6 +149,14 @@ impl<K> Queues<K> {
     }
 }
 
+/// One reflector's share of an informer: what it lists and watches, the queue it fills, and
+/// the namespace it covers when the informer is partitioned by namespace.
+struct Partition<K> {
+    namespace: Option<String>,
+    lister_watcher: Arc<dyn ListerWatcher<K>>,
+    queue: Arc<dyn Fifo<K>>,
+}
+
 struct Lifecycle<K> {
     started: bool,
     stopped: bool,
@@ -209,7 +217,12 @@ where
                 ..Default::default()
             })),
         };
-        Self::from_partitions(indexer, vec![(None, lister_watcher, queue)], options)
+        let partition = Partition {
+            namespace: None,
+            lister_watcher,
+            queue,
+        };
+        Self::from_partitions(indexer, vec![partition], options)
     }
 
     /// An informer over several namespaces of one kind (controller-runtime's multi-namespace
@@ -239,31 +252,37 @@ where
         }
         let partitions = lister_watchers
             .into_iter()
-            .map(|(namespace, lister_watcher)| {
-                let queue: Arc<dyn Fifo<K>> = Arc::new(RealFifo::new(RealFifoOptions::default()));
-                (Some(namespace), lister_watcher, queue)
+            .map(|(namespace, lister_watcher)| Partition {
+                namespace: Some(namespace),
+                lister_watcher,
+                queue: Arc::new(RealFifo::new(RealFifoOptions::default())) as Arc<dyn Fifo<K>>,
             })
             .collect();
         Self::from_partitions(indexer, partitions, options)
     }
 
-    /// The informer over its partitions: (namespace covered, lister-watcher, queue) each.
+    /// The informer over its partitions.
     fn from_partitions(
         indexer: Indexer<K>,
-        partitions: Vec<(Option<String>, Arc<dyn ListerWatcher<K>>, Arc<dyn Fifo<K>>)>,
+        partitions: Vec<Partition<K>>,
         options: InformerOptions,
     ) -> Self {
         let inner = Arc::new(Inner {
             indexer: indexer.clone(),
             processor: Processor::new(),
             queue: Arc::new(Queues {
-                all: partitions.iter().map(|(_, _, q)| q.clone()).collect(),
+                all: partitions.iter().map(|p| p.queue.clone()).collect(),
             }),
             block_deltas: Mutex::new(()),
         });
         let configs = partitions
             .into_iter()
-            .map(|(namespace, lister_watcher, queue)| {
+            .map(|partition| {
+                let Partition {
+                    namespace,
+                    lister_watcher,
+                    queue,
+                } = partition;
                 let (process, should) = (inner.clone(), inner.clone());
                 let mut reflector = options.reflector.clone();
                 if let Some(ns) = &namespace {

@@ -1,9 +1,9 @@
 //! The type check of a write, as kube-apiserver's JSON decoder does it into the Go struct:
 //! the first value of the wrong JSON type answers Go's `json: cannot unmarshal <what> into Go
 //! struct field <Struct>.<path> of type <type>`; unknown fields are collected (with the paths
-//! a strict decode reports) and dropped, as decoding into a struct drops them. Times are
-//! rewritten as the Go types marshal them again (`metav1.Time` in UTC to the second,
-//! `MicroTime` to the microsecond).
+//! a strict decode reports) and dropped, as decoding into a struct drops them. Times and
+//! quantities are rewritten as the Go types marshal them again: `metav1.Time` in UTC to the
+//! second, `MicroTime` to the microsecond, quantities in canonical form (`1024Mi` as `1Gi`).
 
 use serde_json::{Map, Value};
 
@@ -165,11 +165,17 @@ impl Walker<'_> {
             };
         }
         if name == Some(QUANTITY) {
-            return match value {
-                Value::Number(_) => Ok(()),
-                Value::String(s) if is_quantity(s.trim()) => Ok(()),
-                _ => Err(QUANTITY_ERROR.to_string()),
+            // `Quantity.UnmarshalJSON` takes a string or a bare number, and it marshals back in
+            // canonical form: `1024Mi` is stored as `1Gi`, `0.5` as `500m`.
+            let text = match value {
+                Value::Number(n) => n.to_string(),
+                Value::String(s) if is_quantity(s.trim()) => s.trim().to_string(),
+                _ => return Err(QUANTITY_ERROR.to_string()),
             };
+            if let Ok(quantity) = crate::quantity::Quantity::parse(&text) {
+                *value = Value::String(quantity.canonical());
+            }
+            return Ok(());
         }
         let kind = schema.get("type").and_then(Value::as_str);
         let format = schema.get("format").and_then(Value::as_str);

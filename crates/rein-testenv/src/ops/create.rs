@@ -241,10 +241,63 @@ fn prepare_status(target: Target<'_>, obj: &mut Value, name: &str) {
         return;
     }
     if def.group.is_empty() && def.plural == "pods" {
-        obj["status"] = json!({"phase": "Pending"});
+        let qos = qos_class(obj.get("spec").unwrap_or(&Value::Null));
+        obj["status"] = json!({"phase": "Pending", "qosClass": qos});
         return;
     }
     if let Some(o) = obj.as_object_mut() {
         o.remove("status");
+    }
+}
+
+/// A Pod's QoS class, as `qos.ComputePodQOS` decides it from its containers' (and init
+/// containers') cpu and memory requests and limits: none anywhere is `BestEffort`; limits for
+/// both on every container, equal to the requests, is `Guaranteed`; anything else `Burstable`.
+fn qos_class(spec: &Value) -> &'static str {
+    use crate::quantity::Quantity;
+    use std::collections::BTreeMap;
+    let mut requests: BTreeMap<&str, Quantity> = BTreeMap::new();
+    let mut limits: BTreeMap<&str, Quantity> = BTreeMap::new();
+    let mut guaranteed = true;
+    let containers = ["containers", "initContainers"]
+        .into_iter()
+        .filter_map(|list| spec.get(list).and_then(Value::as_array))
+        .flatten();
+    for container in containers {
+        let mut limited = 0;
+        for (kind, totals) in [("requests", &mut requests), ("limits", &mut limits)] {
+            for name in ["cpu", "memory"] {
+                let Some(quantity) = container
+                    .pointer(&format!("/resources/{kind}/{name}"))
+                    .and_then(|q| match q {
+                        Value::String(s) => Quantity::parse(s).ok(),
+                        Value::Number(n) => Quantity::parse(&n.to_string()).ok(),
+                        _ => None,
+                    })
+                    .filter(|q| !q.is_zero() && !q.is_negative())
+                else {
+                    continue;
+                };
+                if kind == "limits" {
+                    limited += 1;
+                }
+                let total = totals.entry(name).or_insert_with(Quantity::zero);
+                *total = total.add(quantity);
+            }
+        }
+        if limited < 2 {
+            guaranteed = false;
+        }
+    }
+    if requests.is_empty() && limits.is_empty() {
+        return "BestEffort";
+    }
+    let matching = requests
+        .iter()
+        .all(|(name, request)| limits.get(name) == Some(request));
+    if guaranteed && matching && requests.len() == limits.len() {
+        "Guaranteed"
+    } else {
+        "Burstable"
     }
 }

@@ -5,8 +5,8 @@ use std::collections::BTreeMap;
 
 use serde_json::{Map, Value, json};
 
-use super::quantity::Quantity;
 use super::{Op, is_core};
+use crate::quantity::Quantity;
 use crate::resources::{ResKey, ResourceDef};
 use crate::store::Txn;
 

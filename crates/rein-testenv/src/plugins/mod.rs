@@ -14,7 +14,6 @@
 mod controllers;
 mod limits;
 mod priority;
-mod quantity;
 mod quota;
 mod service_account;
 mod tolerations;

@@ -7,8 +7,8 @@ use std::collections::BTreeSet;
 use serde_json::{Map, Value, json};
 
 use super::limits::{self, Resources};
-use super::quantity::Quantity;
 use super::{Op, is_core};
+use crate::quantity::Quantity;
 use crate::resources::{ResKey, ResourceDef};
 use crate::store::{Txn, object_key};
 

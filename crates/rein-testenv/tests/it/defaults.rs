@@ -396,3 +396,61 @@ async fn the_kubernetes_service_points_at_the_api_server() {
     let slice = slices.get("kubernetes").await.expect("its EndpointSlice");
     assert_eq!(slice.ports.expect("ports")[0].port, Some(i32::from(port)));
 }
+
+/// Quantities are stored in canonical form (as `Quantity` marshals them), and a new Pod's
+/// status carries its QoS class.
+#[tokio::test]
+async fn quantities_are_canonical_and_pods_get_their_qos_class() {
+    let env = TestEnv::start().await.expect("starts");
+    let pods: Api<Pod> = Api::namespaced(env.client(), "default");
+    let container = |name: &str, resources: Value| json!({"name": name, "image": "nginx:1.27", "resources": resources});
+    let guaranteed = create(
+        &pods,
+        json!({"metadata": {"name": "guaranteed"}, "spec": {"containers": [container(
+            "c",
+            json!({"limits": {"cpu": 0.5, "memory": "1024Mi", "ephemeral-storage": "2048Ki"}}),
+        )]}}),
+    )
+    .await;
+    let resources = &guaranteed["spec"]["containers"][0]["resources"];
+    assert_eq!(
+        resources["limits"],
+        json!({"cpu": "500m", "memory": "1Gi", "ephemeral-storage": "2Mi"})
+    );
+    assert_eq!(
+        resources["requests"], resources["limits"],
+        "copied from the limits"
+    );
+    assert_eq!(guaranteed["status"]["qosClass"], "Guaranteed");
+
+    let burstable = create(
+        &pods,
+        json!({"metadata": {"name": "burstable"}, "spec": {"containers": [
+            container("a", json!({"requests": {"cpu": "1000m"}})),
+            container("b", json!({})),
+        ]}}),
+    )
+    .await;
+    assert_eq!(
+        burstable["spec"]["containers"][0]["resources"]["requests"]["cpu"],
+        "1"
+    );
+    assert_eq!(burstable["status"]["qosClass"], "Burstable");
+
+    let unequal = create(
+        &pods,
+        json!({"metadata": {"name": "unequal"}, "spec": {"containers": [container(
+            "c",
+            json!({"limits": {"cpu": "1", "memory": "1Gi"}, "requests": {"cpu": "500m"}}),
+        )]}}),
+    )
+    .await;
+    assert_eq!(unequal["status"]["qosClass"], "Burstable");
+
+    let best_effort = create(
+        &pods,
+        json!({"metadata": {"name": "best-effort"}, "spec": {"containers": [container("c", json!({}))]}}),
+    )
+    .await;
+    assert_eq!(best_effort["status"]["qosClass"], "BestEffort");
+}

@@ -1,5 +1,6 @@
-//! Kubernetes resource quantities (`resource.Quantity`) as admission does arithmetic on them:
-//! parsed exactly (to nano units, apimachinery's finest precision, rounding up beyond it),
+//! Kubernetes resource quantities (`resource.Quantity`), for the built-in admission plugins'
+//! arithmetic, the QoS class of a Pod and the canonical form every stored quantity is written
+//! in: parsed exactly (to nano units, apimachinery's finest precision, rounding up beyond it),
 //! added, subtracted and compared, and printed in apimachinery's canonical form (`1500m`,
 //! `1536Mi`, `2k`, `1e3`), keeping the format of the first operand as `Quantity.Add` does.
 //!
