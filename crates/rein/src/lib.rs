@@ -23,8 +23,9 @@
 //! impl Reconciler for Labeler {
 //!     type Error = anyhow::Error;
 //!     async fn reconcile(&self, _ctx: Context, req: Request) -> anyhow::Result<Action> {
-//!         let rs: ReplicaSet = self.client.get(&req.key).await?;
-//!         println!("reconciling {req}: {} replicas", rs.spec.and_then(|s| s.replicas).unwrap_or(1));
+//!         let rs = self.client.get::<ReplicaSet>(&req.key).await?;
+//!         let replicas = rs.spec.as_ref().and_then(|s| s.replicas).unwrap_or(1);
+//!         println!("reconciling {req}: {replicas} replicas");
 //!         Ok(Action::done())
 //!     }
 //! }

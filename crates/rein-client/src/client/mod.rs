@@ -193,7 +193,8 @@ impl Client {
     /// ```no_run
     /// # use std::sync::Arc;
     /// # use k8s_openapi::api::core::v1::ConfigMap;
-    /// # use rein_client::{Client, ObjectKey, PostParams};
+    /// # use rein_client::{Client, PostParams};
+    /// # use rein_scheme::ObjectKey;
     /// # async fn f(client: Client) -> Result<(), rein_client::Error> {
     /// let key = ObjectKey::new("default", "settings");
     /// let mut cm = Arc::unwrap_or_clone(client.get::<ConfigMap>(&key).await?);

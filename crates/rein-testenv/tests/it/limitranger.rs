@@ -254,8 +254,14 @@ async fn limit_ranger_off_leaves_pods_as_sent() {
         .await
         .expect("not enforced");
     let json = serde_json::to_value(&created).expect("json");
+    // No default, no max: only the Pod defaulting's requests copied from the limits.
     assert_eq!(
         json["spec"]["containers"][0]["resources"],
-        json!({"limits": {"cpu": "4"}})
+        json!({"limits": {"cpu": "4"}, "requests": {"cpu": "4"}})
+    );
+    assert!(
+        json["metadata"]["annotations"]
+            .get("kubernetes.io/limit-ranger")
+            .is_none()
     );
 }
