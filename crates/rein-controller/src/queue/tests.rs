@@ -62,7 +62,9 @@ async fn in_flight_key_is_not_handed_out_twice() {
     q.add(req("a"));
     q.add(req("b"));
     assert_eq!(q.len(), 2);
+    assert_eq!(q.in_flight(), 1);
     assert_eq!(q.get().await.unwrap().0, req("b"));
+    assert_eq!(q.in_flight(), 2, "the queue's own count of keys handed out");
     // "a" is still in flight: a get must wait until done.
     let q2 = q.clone();
     let waiter = tokio::spawn(async move { q2.get().await });
@@ -70,6 +72,8 @@ async fn in_flight_key_is_not_handed_out_twice() {
     assert!(!waiter.is_finished());
     q.done(&a);
     assert_eq!(waiter.await.unwrap().unwrap().0, req("a"));
+    q.done(&req("b"));
+    assert_eq!(q.in_flight(), 1, "a is in flight again, b is done");
 }
 
 #[tokio::test(start_paused = true)]

@@ -449,6 +449,11 @@ impl<T: Item> PriorityQueue<T> {
         state.ready.len() + state.parked
     }
 
+    /// How many items are handed out and not yet done.
+    pub fn in_flight_len(&self) -> usize {
+        lock(&self.shared.state).locked
+    }
+
     /// How many items wait for their ready time.
     pub fn waiting_len(&self) -> usize {
         lock(&self.shared.state).waiting.len()
