@@ -88,14 +88,13 @@ pub(crate) async fn run(
     } else {
         write_burst(&api, &created, objects).await?;
     }
-    wait_until("every object to be reconciled", || {
-        seen.lock().len() > objects
-    })
-    .await?;
-    wait_until("the arrival probe to see every object", || {
-        arrived.lock().len() > objects
-    })
-    .await?;
+    // By name: the namespace holds other objects too (its `kube-root-ca.crt`).
+    let all_in = |found: &Seen| {
+        let found = found.lock();
+        created.lock().keys().all(|name| found.contains_key(name))
+    };
+    wait_until("every object to be reconciled", || all_in(&seen)).await?;
+    wait_until("the arrival probe to see every object", || all_in(&arrived)).await?;
     stop.cancel();
 
     let (created, seen, arrived) = (created.lock(), seen.lock(), arrived.lock());
