@@ -185,7 +185,7 @@ impl Correlator {
     }
 
     /// Where events go: fixed by the options, or events.k8s.io/v1 when the server serves it
-    /// (asked once, on the first event), else core/v1.
+    /// (asked until the server answers, then remembered), else core/v1.
     async fn target(&mut self) -> Target {
         if let Some(target) = self.target {
             return target;
@@ -200,9 +200,12 @@ impl Correlator {
             {
                 Ok(list) if list.resources.iter().any(|r| r.name == "events") => Target::EventsV1,
                 Ok(_) => Target::Core,
+                Err(kube_client::Error::Api(status)) if status.code == 404 => Target::Core,
                 Err(err) => {
-                    tracing::debug!(error = %err, "events.k8s.io/v1 is not served; writing core/v1 Events");
-                    Target::Core
+                    // Not an answer (the server unreachable, say): core/v1 this time, and ask
+                    // again with the next event.
+                    tracing::debug!(error = %err, "could not ask for events.k8s.io/v1; writing core/v1 this time");
+                    return Target::Core;
                 }
             },
         };
