@@ -394,6 +394,16 @@ async fn the_event_recorder_writes_events_k8s_io_with_the_reconcile_id() {
     let handles = host.run();
     until("the request is reconciled", || ids.lock().len() == 1).await;
 
+    // The same event again, outside a reconcile: a repeat that keeps the event's annotations.
+    let mut watched = pod("watched", &[]);
+    watched.metadata.uid = Some("uid-watched".into());
+    recorder.event_with_action(
+        &watched,
+        EventType::Normal,
+        "Reconciled",
+        "Reconcile",
+        "reconciled the pod",
+    );
     let mut outside = pod("outside", &[]);
     outside.metadata.uid = Some("uid-outside".into());
     for _ in 0..3 {
@@ -407,7 +417,11 @@ async fn the_event_recorder_writes_events_k8s_io_with_the_reconcile_id() {
             .iter()
             .find(|e| e.regarding.as_ref().and_then(|r| r.name.as_deref()) == Some("outside"))
             .and_then(|e| e.series.as_ref().map(|s| s.count));
-        if series == Some(3) {
+        let repeated = list
+            .iter()
+            .find(|e| e.regarding.as_ref().and_then(|r| r.name.as_deref()) == Some("watched"))
+            .and_then(|e| e.series.as_ref().map(|s| s.count));
+        if series == Some(3) && repeated == Some(2) {
             break;
         }
         tokio::time::sleep(std::time::Duration::from_millis(20)).await;
@@ -420,6 +434,7 @@ async fn the_event_recorder_writes_events_k8s_io_with_the_reconcile_id() {
     let reconciled = regarding("watched");
     assert_eq!(reconciled.len(), 1, "{list:#?}");
     let e = reconciled[0];
+    assert_eq!(e.series.as_ref().map(|s| s.count), Some(2));
     assert_eq!(e.note.as_deref(), Some("reconciled the pod"));
     assert_eq!(e.action.as_deref(), Some("Reconcile"));
     assert_eq!(e.reason.as_deref(), Some("Reconciled"));

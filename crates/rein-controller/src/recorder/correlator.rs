@@ -238,17 +238,14 @@ impl Correlator {
         let identical_key = format!("{similar_key}|{identity}");
         let target = self.target().await;
         if let Some(prev) = self.written.get(&identical_key).cloned() {
-            let annotations = reconcile_annotations(p.reconcile.as_ref());
-            let patch = match target {
+            let mut patch = match target {
                 Target::Core => serde_json::json!({
-                    "metadata": {"annotations": annotations},
                     "count": prev.count + 1,
                     "lastTimestamp": Time(Timestamp::now()),
                     "message": message,
                 }),
                 // client-go's events library: a repeat turns the Event into a series.
                 Target::EventsV1 => serde_json::json!({
-                    "metadata": {"annotations": annotations},
                     "series": {
                         "count": prev.count + 1,
                         "lastObservedTime": MicroTime(Timestamp::now()),
@@ -256,6 +253,10 @@ impl Correlator {
                     "note": message,
                 }),
             };
+            // Only a repeat inside a reconcile names one; a `null` would drop every annotation.
+            if let Some(annotations) = reconcile_annotations(p.reconcile.as_ref()) {
+                patch["metadata"] = serde_json::json!({ "annotations": annotations });
+            }
             match self.patch(target, &prev, &patch).await {
                 Ok(()) => {
                     if let Some(w) = self.written.get_mut(&identical_key) {
