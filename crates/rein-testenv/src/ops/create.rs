@@ -245,6 +245,14 @@ fn prepare_status(target: Target<'_>, obj: &mut Value, name: &str) {
         obj["status"] = json!({"phase": "Pending", "qosClass": qos});
         return;
     }
+    if def.group.is_empty() && def.plural == "persistentvolumeclaims" {
+        obj["status"] = json!({"phase": "Pending"});
+        return;
+    }
+    if def.group.is_empty() && def.plural == "persistentvolumes" {
+        obj["status"] = json!({"phase": "Pending", "lastPhaseTransitionTime": meta::now()});
+        return;
+    }
     if let Some(o) = obj.as_object_mut() {
         o.remove("status");
     }

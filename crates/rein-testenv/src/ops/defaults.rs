@@ -1,7 +1,8 @@
 //! Per-kind defaulting, as kube-apiserver applies it when it decodes a write: a small table
-//! for the kinds controllers and kubectl use most (Pods and pod templates, workloads, Jobs,
-//! CronJobs, Services with ClusterIP and NodePort allocation, Secrets), and the Job
-//! strategy's generated selector. Fields the client set are kept.
+//! for the kinds controllers and kubectl use most (Pods and pod templates with their
+//! containers, probes and volumes, workloads, Jobs, CronJobs, Services with ClusterIP and
+//! NodePort allocation, Secrets, volumes and claims, Endpoints, Nodes, NetworkPolicies, RBAC
+//! bindings), and the Job strategy's generated selector. Fields the client set are kept.
 
 use std::sync::atomic::{AtomicU32, Ordering};
 
@@ -20,6 +21,7 @@ pub(crate) fn apply(def: &ResourceDef, obj: &mut Value, old: Option<&Value>) {
             let spec = at(obj, &["spec"]);
             pod_spec(spec, true);
             requests_from_limits(spec);
+            host_network_ports(spec);
         }
         ("", "podtemplates") => pod_spec(at(obj, &["template", "spec"]), true),
         ("", "replicationcontrollers") => {
@@ -29,6 +31,31 @@ pub(crate) fn apply(def: &ResourceDef, obj: &mut Value, old: Option<&Value>) {
         }
         ("", "services") => service(obj, old),
         ("", "secrets") => default(object(obj), "type", json!("Opaque")),
+        ("", "persistentvolumeclaims") => claim(object(obj)),
+        ("", "persistentvolumes") => {
+            let spec = at(obj, &["spec"]);
+            default(spec, "persistentVolumeReclaimPolicy", json!("Retain"));
+            default(spec, "volumeMode", json!("Filesystem"));
+            default(at(obj, &["status"]), "phase", json!("Pending"));
+        }
+        ("", "endpoints") => {
+            for subset in items(object(obj), "subsets") {
+                for port in items(subset, "ports") {
+                    default(port, "protocol", json!("TCP"));
+                }
+            }
+        }
+        ("", "nodes") => {
+            if let Some(Value::Object(status)) = object(obj).get_mut("status")
+                && let Some(capacity) = status.get("capacity").cloned()
+            {
+                default(status, "allocatable", capacity);
+            }
+        }
+        ("networking.k8s.io", "networkpolicies") => network_policy(at(obj, &["spec"])),
+        ("rbac.authorization.k8s.io", "rolebindings" | "clusterrolebindings") => {
+            role_binding(object(obj))
+        }
         ("", "limitranges") => crate::plugins::default_limit_range(obj),
         ("apps", "deployments") => deployment(at(obj, &["spec"])),
         ("apps", "replicasets") => {
@@ -77,6 +104,9 @@ fn stateful_set(spec: &mut Map<String, Value>) {
     let retention = at_map(spec, &["persistentVolumeClaimRetentionPolicy"]);
     default(retention, "whenDeleted", json!("Retain"));
     default(retention, "whenScaled", json!("Retain"));
+    for template in items(spec, "volumeClaimTemplates") {
+        claim(template);
+    }
     pod_spec(at_map(spec, &["template", "spec"]), true);
 }
 
@@ -116,14 +146,147 @@ fn pod_spec(spec: &mut Map<String, Value>, restart_policy: bool) {
     default(spec, "terminationGracePeriodSeconds", json!(30));
     default(spec, "securityContext", json!({}));
     default(spec, "enableServiceLinks", json!(true));
-    for list in ["containers", "initContainers"] {
-        let Some(Value::Array(containers)) = spec.get_mut(list) else {
-            continue;
-        };
-        for container in containers.iter_mut().filter_map(Value::as_object_mut) {
+    for list in ["containers", "initContainers", "ephemeralContainers"] {
+        for container in items(spec, list) {
             container_defaults(container);
         }
     }
+    for volume in items(spec, "volumes") {
+        volume_defaults(volume);
+    }
+}
+
+/// `SetDefaults_Pod`: with `hostNetwork`, every container port's `hostPort` defaults to its
+/// `containerPort`.
+fn host_network_ports(spec: &mut Map<String, Value>) {
+    if spec.get("hostNetwork") != Some(&json!(true)) {
+        return;
+    }
+    for list in ["containers", "initContainers"] {
+        for container in items(spec, list) {
+            for port in items(container, "ports") {
+                if let Some(number) = port.get("containerPort").cloned() {
+                    default_number(port, "hostPort", number);
+                }
+            }
+        }
+    }
+}
+
+/// `SetDefaults_Volume` and the volume sources' own: a volume naming no source is an
+/// `emptyDir`; secret, configMap, downwardAPI and projected volumes get mode 0644 (420);
+/// a projected token expires after an hour; `hostPath.type` is `""`.
+fn volume_defaults(volume: &mut Map<String, Value>) {
+    if volume.keys().all(|key| key == "name") {
+        volume.insert("emptyDir".into(), json!({}));
+    }
+    for source in ["secret", "configMap", "downwardAPI", "projected"] {
+        if let Some(Value::Object(source)) = volume.get_mut(source) {
+            default(source, "defaultMode", json!(420));
+        }
+    }
+    if let Some(Value::Object(host_path)) = volume.get_mut("hostPath") {
+        host_path.entry("type").or_insert_with(|| json!(""));
+    }
+    if let Some(Value::Object(downward)) = volume.get_mut("downwardAPI") {
+        field_refs(downward);
+    }
+    if let Some(Value::Object(projected)) = volume.get_mut("projected") {
+        for source in items(projected, "sources") {
+            if let Some(Value::Object(token)) = source.get_mut("serviceAccountToken") {
+                default(token, "expirationSeconds", json!(3600));
+            }
+            if let Some(Value::Object(downward)) = source.get_mut("downwardAPI") {
+                field_refs(downward);
+            }
+        }
+    }
+}
+
+/// `SetDefaults_ObjectFieldSelector` for a downward API source's items.
+fn field_refs(downward: &mut Map<String, Value>) {
+    for item in items(downward, "items") {
+        if let Some(Value::Object(field)) = item.get_mut("fieldRef") {
+            default(field, "apiVersion", json!("v1"));
+        }
+    }
+}
+
+/// `SetDefaults_Probe`: timings a client left unset or zero.
+fn probe_defaults(probe: &mut Map<String, Value>) {
+    default_number(probe, "timeoutSeconds", json!(1));
+    default_number(probe, "periodSeconds", json!(10));
+    default_number(probe, "successThreshold", json!(1));
+    default_number(probe, "failureThreshold", json!(3));
+    http_get(probe);
+}
+
+/// `SetDefaults_HTTPGetAction`, for a probe or lifecycle handler.
+fn http_get(handler: &mut Map<String, Value>) {
+    if let Some(Value::Object(get)) = handler.get_mut("httpGet") {
+        default(get, "path", json!("/"));
+        default(get, "scheme", json!("HTTP"));
+    }
+}
+
+/// A PersistentVolumeClaim (also a StatefulSet's claim template): `volumeMode: Filesystem`
+/// and `status.phase: Pending`.
+fn claim(obj: &mut Map<String, Value>) {
+    default(at_map(obj, &["spec"]), "volumeMode", json!("Filesystem"));
+    default(at_map(obj, &["status"]), "phase", json!("Pending"));
+}
+
+/// networking/v1: ports default to TCP; `policyTypes` to `Ingress`, plus `Egress` when the
+/// policy has egress rules.
+fn network_policy(spec: &mut Map<String, Value>) {
+    for direction in ["ingress", "egress"] {
+        for rule in items(spec, direction) {
+            for port in items(rule, "ports") {
+                default(port, "protocol", json!("TCP"));
+            }
+        }
+    }
+    let unset = match spec.get("policyTypes") {
+        None | Some(Value::Null) => true,
+        Some(Value::Array(types)) => types.is_empty(),
+        Some(_) => false,
+    };
+    if unset {
+        let egress = matches!(spec.get("egress"), Some(Value::Array(rules)) if !rules.is_empty());
+        let types = if egress {
+            json!(["Ingress", "Egress"])
+        } else {
+            json!(["Ingress"])
+        };
+        spec.insert("policyTypes".into(), types);
+    }
+}
+
+/// rbac/v1: a binding's `roleRef.apiGroup`, and its User and Group subjects' `apiGroup`, are
+/// `rbac.authorization.k8s.io` when unset.
+fn role_binding(obj: &mut Map<String, Value>) {
+    const GROUP: &str = "rbac.authorization.k8s.io";
+    if let Some(Value::Object(role_ref)) = obj.get_mut("roleRef") {
+        default(role_ref, "apiGroup", json!(GROUP));
+    }
+    for subject in items(obj, "subjects") {
+        let kind = subject.get("kind").and_then(Value::as_str);
+        if matches!(kind, Some("User" | "Group")) {
+            default(subject, "apiGroup", json!(GROUP));
+        }
+    }
+}
+
+/// The maps in the array at `key` (nothing when absent or not an array).
+fn items<'a>(
+    map: &'a mut Map<String, Value>,
+    key: &str,
+) -> impl Iterator<Item = &'a mut Map<String, Value>> {
+    map.get_mut(key)
+        .and_then(Value::as_array_mut)
+        .into_iter()
+        .flatten()
+        .filter_map(Value::as_object_mut)
 }
 
 /// `SetDefaults_Pod`: a container's requests default to its limits, resource by resource
@@ -186,9 +349,27 @@ fn container_defaults(container: &mut Map<String, Value>) {
         "IfNotPresent"
     };
     default(container, "imagePullPolicy", json!(policy));
-    if let Some(Value::Array(ports)) = container.get_mut("ports") {
-        for port in ports.iter_mut().filter_map(Value::as_object_mut) {
-            default(port, "protocol", json!("TCP"));
+    for port in items(container, "ports") {
+        default(port, "protocol", json!("TCP"));
+    }
+    for probe in ["livenessProbe", "readinessProbe", "startupProbe"] {
+        if let Some(Value::Object(probe)) = container.get_mut(probe) {
+            probe_defaults(probe);
+        }
+    }
+    if let Some(Value::Object(lifecycle)) = container.get_mut("lifecycle") {
+        for hook in ["postStart", "preStop"] {
+            if let Some(Value::Object(handler)) = lifecycle.get_mut(hook) {
+                http_get(handler);
+            }
+        }
+    }
+    for env in items(container, "env") {
+        let field = env
+            .get_mut("valueFrom")
+            .and_then(|from| from.get_mut("fieldRef"));
+        if let Some(Value::Object(field)) = field {
+            default(field, "apiVersion", json!("v1"));
         }
     }
 }
@@ -209,6 +390,16 @@ fn service(obj: &mut Value, old: Option<&Value>) {
     let spec = at(obj, &["spec"]);
     default(spec, "type", json!("ClusterIP"));
     default(spec, "sessionAffinity", json!("None"));
+    match spec.get("sessionAffinity").and_then(Value::as_str) {
+        Some("None") => {
+            spec.remove("sessionAffinityConfig");
+        }
+        Some("ClientIP") => {
+            let client_ip = at_map(spec, &["sessionAffinityConfig", "clientIP"]);
+            default(client_ip, "timeoutSeconds", json!(10800));
+        }
+        _ => {}
+    }
     let kind = spec
         .get("type")
         .and_then(Value::as_str)
@@ -310,6 +501,14 @@ fn is_unset(value: Option<&Value>) -> bool {
         None | Some(Value::Null) => true,
         Some(Value::String(s)) => s.is_empty(),
         Some(_) => false,
+    }
+}
+
+/// Sets the number `key` unless the client set it to something other than zero (Go's zero
+/// value means unset for these fields).
+fn default_number(map: &mut Map<String, Value>, key: &str, value: Value) {
+    if is_unset(map.get(key)) || map.get(key).and_then(Value::as_i64) == Some(0) {
+        map.insert(key.to_string(), value);
     }
 }
 

@@ -454,3 +454,139 @@ async fn quantities_are_canonical_and_pods_get_their_qos_class() {
     .await;
     assert_eq!(best_effort["status"]["qosClass"], "BestEffort");
 }
+
+/// `SetDefaults_Probe`, `SetDefaults_HTTPGetAction`, the volume sources' modes,
+/// `SetDefaults_ObjectFieldSelector`, `hostNetwork` host ports and ephemeral containers, as a
+/// Pod read back from kube-apiserver carries them.
+#[tokio::test]
+async fn probes_volumes_and_host_ports_get_their_defaults() {
+    let env = TestEnv::start().await.expect("starts");
+    let pods: Api<Pod> = Api::namespaced(env.client(), "default");
+    let pod = create(
+        &pods,
+        json!({"metadata": {"name": "p"}, "spec": {
+            "hostNetwork": true,
+            "containers": [{
+                "name": "a", "image": "nginx:1.27",
+                "ports": [{"containerPort": 8080}],
+                "livenessProbe": {"httpGet": {"port": 8080}, "periodSeconds": 5},
+                "readinessProbe": {"tcpSocket": {"port": 8080}, "failureThreshold": 0},
+                "lifecycle": {"preStop": {"httpGet": {"port": 8080, "path": "/stop"}}},
+                "env": [{"name": "NODE", "valueFrom": {"fieldRef": {"fieldPath": "spec.nodeName"}}}],
+            }],
+            "volumes": [
+                {"name": "scratch"},
+                {"name": "s", "secret": {"secretName": "s"}},
+                {"name": "c", "configMap": {"name": "c", "defaultMode": 256}},
+                {"name": "h", "hostPath": {"path": "/tmp"}},
+                {"name": "d", "downwardAPI": {"items": [{"path": "n", "fieldRef": {"fieldPath": "metadata.name"}}]}},
+                {"name": "t", "projected": {"sources": [{"serviceAccountToken": {"path": "token"}}]}},
+            ],
+        }}),
+    )
+    .await;
+    let container = &pod["spec"]["containers"][0];
+    assert_eq!(
+        container["livenessProbe"],
+        json!({"httpGet": {"port": 8080, "path": "/", "scheme": "HTTP"},
+               "timeoutSeconds": 1, "periodSeconds": 5, "successThreshold": 1, "failureThreshold": 3})
+    );
+    assert_eq!(
+        container["readinessProbe"]["failureThreshold"], 3,
+        "zero means unset"
+    );
+    assert_eq!(
+        container["lifecycle"]["preStop"]["httpGet"],
+        json!({"port": 8080, "path": "/stop", "scheme": "HTTP"})
+    );
+    assert_eq!(
+        container["env"][0]["valueFrom"]["fieldRef"]["apiVersion"],
+        "v1"
+    );
+    assert_eq!(container["ports"][0]["hostPort"], 8080);
+    let volumes = &pod["spec"]["volumes"];
+    assert_eq!(volumes[0], json!({"name": "scratch", "emptyDir": {}}));
+    assert_eq!(volumes[1]["secret"]["defaultMode"], 420);
+    assert_eq!(volumes[2]["configMap"]["defaultMode"], 256, "kept");
+    assert_eq!(volumes[3]["hostPath"]["type"], "");
+    assert_eq!(volumes[4]["downwardAPI"]["defaultMode"], 420);
+    assert_eq!(
+        volumes[4]["downwardAPI"]["items"][0]["fieldRef"]["apiVersion"],
+        "v1"
+    );
+    assert_eq!(volumes[5]["projected"]["defaultMode"], 420);
+    assert_eq!(
+        volumes[5]["projected"]["sources"][0]["serviceAccountToken"]["expirationSeconds"],
+        3600
+    );
+}
+
+/// Claims, volumes, NetworkPolicies, RBAC bindings and ClientIP affinity, read back raw.
+#[tokio::test]
+async fn claims_policies_and_bindings_get_their_defaults() {
+    let env = TestEnv::start().await.expect("starts");
+    let client = env.client();
+    let post = |path: &'static str, body: Value| {
+        let client = client.clone();
+        async move {
+            let request = http::Request::post(path)
+                .header("content-type", "application/json")
+                .body(serde_json::to_vec(&body).expect("serialises"))
+                .expect("request");
+            client.request::<Value>(request).await.expect("creates")
+        }
+    };
+    let claim = post(
+        "/api/v1/namespaces/default/persistentvolumeclaims",
+        json!({"apiVersion": "v1", "kind": "PersistentVolumeClaim", "metadata": {"name": "c"},
+               "spec": {"accessModes": ["ReadWriteOnce"],
+                        "resources": {"requests": {"storage": "1Gi"}}}}),
+    )
+    .await;
+    assert_eq!(claim["spec"]["volumeMode"], "Filesystem");
+    assert_eq!(claim["status"]["phase"], "Pending");
+    let volume = post(
+        "/api/v1/persistentvolumes",
+        json!({"apiVersion": "v1", "kind": "PersistentVolume", "metadata": {"name": "v"},
+               "spec": {"accessModes": ["ReadWriteOnce"], "capacity": {"storage": "1Gi"},
+                        "hostPath": {"path": "/data"}}}),
+    )
+    .await;
+    assert_eq!(volume["spec"]["persistentVolumeReclaimPolicy"], "Retain");
+    assert_eq!(volume["spec"]["volumeMode"], "Filesystem");
+    assert_eq!(volume["status"]["phase"], "Pending");
+    let policy = post(
+        "/apis/networking.k8s.io/v1/namespaces/default/networkpolicies",
+        json!({"apiVersion": "networking.k8s.io/v1", "kind": "NetworkPolicy",
+               "metadata": {"name": "n"},
+               "spec": {"podSelector": {}, "egress": [{"ports": [{"port": 53}]}]}}),
+    )
+    .await;
+    assert_eq!(policy["spec"]["policyTypes"], json!(["Ingress", "Egress"]));
+    assert_eq!(policy["spec"]["egress"][0]["ports"][0]["protocol"], "TCP");
+    let binding = post(
+        "/apis/rbac.authorization.k8s.io/v1/namespaces/default/rolebindings",
+        json!({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "RoleBinding",
+               "metadata": {"name": "b"},
+               "roleRef": {"kind": "ClusterRole", "name": "view"},
+               "subjects": [{"kind": "User", "name": "jane"},
+                            {"kind": "ServiceAccount", "name": "default", "namespace": "default"}]}),
+    )
+    .await;
+    assert_eq!(binding["roleRef"]["apiGroup"], "rbac.authorization.k8s.io");
+    assert_eq!(
+        binding["subjects"][0]["apiGroup"],
+        "rbac.authorization.k8s.io"
+    );
+    assert_eq!(binding["subjects"][1].get("apiGroup"), None);
+    let service = post(
+        "/api/v1/namespaces/default/services",
+        json!({"apiVersion": "v1", "kind": "Service", "metadata": {"name": "s"},
+               "spec": {"ports": [{"port": 80}], "sessionAffinity": "ClientIP"}}),
+    )
+    .await;
+    assert_eq!(
+        service["spec"]["sessionAffinityConfig"],
+        json!({"clientIP": {"timeoutSeconds": 10800}})
+    );
+}
