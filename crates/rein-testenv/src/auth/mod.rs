@@ -42,6 +42,15 @@ pub(crate) fn admin() -> UserInfo {
     .authenticated()
 }
 
+/// The user of a request without credentials, as kube's anonymous authenticator names it.
+pub(crate) fn anonymous() -> UserInfo {
+    UserInfo {
+        name: "system:anonymous".to_string(),
+        groups: vec!["system:unauthenticated".to_string()],
+        ..UserInfo::default()
+    }
+}
+
 /// The audiences of this server's API (`--api-audiences`, defaulting to the issuer).
 pub(crate) fn api_audiences() -> Vec<String> {
     vec![ISSUER.to_string()]
@@ -61,6 +70,10 @@ pub(crate) struct Authn {
     tokens: HashMap<String, UserInfo>,
     /// Whether a request without credentials is the admin (no admin token configured).
     open: bool,
+    /// Whether a request without credentials is `system:anonymous` (RBAC enforced). With
+    /// authorization off (kube's `AlwaysAllow`) kube-apiserver turns anonymous requests off,
+    /// and they answer 401.
+    anonymous: bool,
     /// Signs and checks service-account tokens.
     pub(crate) signer: Signer,
     /// The CA issuing client certificates (with TLS).
@@ -80,11 +93,13 @@ pub(crate) enum TokenOutcome {
 
 impl Authn {
     /// Credentials: the admin token (none: requests without credentials are the admin), the
-    /// users with tokens, the CA for client certificates.
+    /// users with tokens, the CA for client certificates; `anonymous`: whether requests
+    /// without credentials are `system:anonymous` rather than refused.
     pub(crate) fn new(
         admin_token: Option<String>,
         users: &[User],
         ca: Option<Ca>,
+        anonymous: bool,
     ) -> Result<Authn, crate::Error> {
         let tokens = users
             .iter()
@@ -92,6 +107,7 @@ impl Authn {
             .collect();
         Ok(Authn {
             open: admin_token.is_none(),
+            anonymous,
             admin_token,
             tokens,
             signer: Signer::generate()?,
@@ -100,8 +116,9 @@ impl Authn {
     }
 
     /// Who sent a request with `headers` over a connection whose client certificate proved
-    /// `peer`: 401 Unauthorized when credentials are given and wrong, or missing where they
-    /// are required.
+    /// `peer`: 401 Unauthorized when credentials are given and wrong, or missing where
+    /// anonymous requests are off; `system:anonymous` (group `system:unauthenticated`) when
+    /// missing where they are on.
     pub(crate) fn authenticate(
         &self,
         headers: &HeaderMap,
@@ -117,6 +134,7 @@ impl Authn {
                 TokenOutcome::Unknown | TokenOutcome::Invalid(_) => Err(ApiError::unauthorized()),
             },
             None if self.open => Ok(admin()),
+            None if self.anonymous => Ok(anonymous()),
             None => Err(ApiError::unauthorized()),
         }
     }

@@ -285,7 +285,8 @@ impl TestEnvBuilder {
             Some(t) => (Some(t.ca_pem), Some(t.acceptor), Some(t.ca)),
             None => (None, None, None),
         };
-        let auth = crate::auth::Authn::new(admin_token.clone(), &self.users, ca)?;
+        let auth =
+            crate::auth::Authn::new(admin_token.clone(), &self.users, ca, self.enforce_rbac)?;
         let root_ca_pem = match &ca_pem {
             Some(pem) => pem.clone(),
             None => crate::tls::generate_ca_pem()?,

@@ -1,8 +1,11 @@
 //! The RBAC objects a fresh cluster has that tests lean on (a subset of kube-apiserver's
-//! bootstrap policy): `cluster-admin` for `system:masters`, discovery, the public health
-//! and version paths, the self-reviews every authenticated user may make, and
+//! bootstrap policy): `cluster-admin` for `system:masters`; the user-facing `admin`, `edit`
+//! and `view`, aggregated from `system:aggregate-to-*` (and from any ClusterRole a test labels
+//! to join them); discovery, the public health and version paths, monitoring, service-account
+//! issuer discovery, the self-reviews every authenticated user may make, and
 //! `system:auth-delegator` (unbound) for servers that delegate authentication, such as a
-//! manager's secure metrics.
+//! manager's secure metrics. Not the roles of kube's own components (`system:node`,
+//! `system:controller:*`, …).
 
 use serde_json::{Value, json};
 
@@ -66,8 +69,265 @@ fn binding(name: &str, groups: &[&str]) -> Value {
     })
 }
 
-fn cluster_roles() -> Vec<Value> {
+/// A ClusterRole whose rules the aggregation controller gathers from the ClusterRoles
+/// labelled `rbac.authorization.k8s.io/aggregate-to-<name>`.
+fn aggregated(name: &str, labels: Value) -> Value {
+    let mut role = role(name, json!([]));
+    for (key, value) in labels.as_object().into_iter().flatten() {
+        role["metadata"]["labels"][key] = value.clone();
+    }
+    role["aggregationRule"] = json!({"clusterRoleSelectors": [{"matchLabels": {
+        format!("rbac.authorization.k8s.io/aggregate-to-{name}"): "true"}}]});
+    role
+}
+
+/// A `system:aggregate-to-<into>` ClusterRole, with its rules.
+fn aggregate_to(into: &str, rules: Value) -> Value {
+    let mut role = role(&format!("system:aggregate-to-{into}"), rules);
+    role["metadata"]["labels"][format!("rbac.authorization.k8s.io/aggregate-to-{into}")] =
+        json!("true");
+    role
+}
+
+const READ: [&str; 3] = ["get", "list", "watch"];
+const WRITE: [&str; 5] = ["create", "delete", "deletecollection", "patch", "update"];
+
+fn rule(verbs: &[&str], group: &str, resources: &[&str]) -> Value {
+    json!({"verbs": verbs, "apiGroups": [group], "resources": resources})
+}
+
+/// kube's `admin`, `edit` and `view` and the `system:aggregate-to-*` roles they gather
+/// (bootstrappolicy's `ClusterRoles`, as of 1.33).
+fn user_facing_roles() -> Vec<Value> {
+    let read_write: Vec<&str> = READ.iter().chain(WRITE.iter()).copied().collect();
     vec![
+        aggregated("admin", json!({})),
+        aggregated(
+            "edit",
+            json!({"rbac.authorization.k8s.io/aggregate-to-admin": "true"}),
+        ),
+        aggregated(
+            "view",
+            json!({"rbac.authorization.k8s.io/aggregate-to-edit": "true"}),
+        ),
+        aggregate_to(
+            "admin",
+            json!([
+                rule(
+                    &["create"],
+                    "authorization.k8s.io",
+                    &["localsubjectaccessreviews"]
+                ),
+                rule(
+                    &read_write,
+                    "rbac.authorization.k8s.io",
+                    &["rolebindings", "roles"]
+                ),
+            ]),
+        ),
+        aggregate_to(
+            "edit",
+            json!([
+                rule(
+                    &READ,
+                    "",
+                    &[
+                        "pods/attach",
+                        "pods/exec",
+                        "pods/portforward",
+                        "pods/proxy",
+                        "secrets",
+                        "services/proxy"
+                    ]
+                ),
+                rule(&["impersonate"], "", &["serviceaccounts"]),
+                rule(
+                    &WRITE,
+                    "",
+                    &[
+                        "pods",
+                        "pods/attach",
+                        "pods/exec",
+                        "pods/portforward",
+                        "pods/proxy"
+                    ]
+                ),
+                rule(&["create"], "", &["pods/eviction"]),
+                rule(
+                    &WRITE,
+                    "",
+                    &[
+                        "configmaps",
+                        "events",
+                        "persistentvolumeclaims",
+                        "replicationcontrollers",
+                        "replicationcontrollers/scale",
+                        "secrets",
+                        "serviceaccounts",
+                        "services",
+                        "services/proxy"
+                    ]
+                ),
+                rule(&["create"], "", &["serviceaccounts/token"]),
+                rule(
+                    &WRITE,
+                    "apps",
+                    &[
+                        "daemonsets",
+                        "deployments",
+                        "deployments/rollback",
+                        "deployments/scale",
+                        "replicasets",
+                        "replicasets/scale",
+                        "statefulsets",
+                        "statefulsets/scale"
+                    ]
+                ),
+                rule(&WRITE, "autoscaling", &["horizontalpodautoscalers"]),
+                rule(&WRITE, "batch", &["cronjobs", "jobs"]),
+                rule(
+                    &WRITE,
+                    "extensions",
+                    &[
+                        "daemonsets",
+                        "deployments",
+                        "deployments/rollback",
+                        "deployments/scale",
+                        "ingresses",
+                        "networkpolicies",
+                        "replicasets",
+                        "replicasets/scale",
+                        "replicationcontrollers/scale"
+                    ]
+                ),
+                rule(&WRITE, "policy", &["poddisruptionbudgets"]),
+                rule(
+                    &WRITE,
+                    "networking.k8s.io",
+                    &["ingresses", "networkpolicies"]
+                ),
+                rule(&read_write, "coordination.k8s.io", &["leases"]),
+            ]),
+        ),
+        aggregate_to(
+            "view",
+            json!([
+                rule(
+                    &READ,
+                    "",
+                    &[
+                        "configmaps",
+                        "endpoints",
+                        "persistentvolumeclaims",
+                        "persistentvolumeclaims/status",
+                        "pods",
+                        "replicationcontrollers",
+                        "replicationcontrollers/scale",
+                        "serviceaccounts",
+                        "services",
+                        "services/status"
+                    ]
+                ),
+                rule(
+                    &READ,
+                    "",
+                    &[
+                        "bindings",
+                        "events",
+                        "limitranges",
+                        "namespaces/status",
+                        "pods/log",
+                        "pods/status",
+                        "replicationcontrollers/status",
+                        "resourcequotas",
+                        "resourcequotas/status"
+                    ]
+                ),
+                rule(&READ, "", &["namespaces"]),
+                rule(&READ, "discovery.k8s.io", &["endpointslices"]),
+                rule(
+                    &READ,
+                    "apps",
+                    &[
+                        "controllerrevisions",
+                        "daemonsets",
+                        "daemonsets/status",
+                        "deployments",
+                        "deployments/scale",
+                        "deployments/status",
+                        "replicasets",
+                        "replicasets/scale",
+                        "replicasets/status",
+                        "statefulsets",
+                        "statefulsets/scale",
+                        "statefulsets/status"
+                    ]
+                ),
+                rule(
+                    &READ,
+                    "autoscaling",
+                    &[
+                        "horizontalpodautoscalers",
+                        "horizontalpodautoscalers/status"
+                    ]
+                ),
+                rule(
+                    &READ,
+                    "batch",
+                    &["cronjobs", "cronjobs/status", "jobs", "jobs/status"]
+                ),
+                rule(
+                    &READ,
+                    "extensions",
+                    &[
+                        "daemonsets",
+                        "daemonsets/status",
+                        "deployments",
+                        "deployments/scale",
+                        "deployments/status",
+                        "ingresses",
+                        "ingresses/status",
+                        "networkpolicies",
+                        "replicasets",
+                        "replicasets/scale",
+                        "replicasets/status",
+                        "replicationcontrollers/scale"
+                    ]
+                ),
+                rule(
+                    &READ,
+                    "policy",
+                    &["poddisruptionbudgets", "poddisruptionbudgets/status"]
+                ),
+                rule(
+                    &READ,
+                    "networking.k8s.io",
+                    &["ingresses", "ingresses/status", "networkpolicies"]
+                ),
+            ]),
+        ),
+    ]
+}
+
+fn cluster_roles() -> Vec<Value> {
+    let mut roles = user_facing_roles();
+    roles.extend([
+        role(
+            "system:monitoring",
+            json!([{"verbs": ["get"], "nonResourceURLs": [
+                "/healthz", "/healthz/*", "/livez", "/livez/*", "/metrics", "/metrics/slis",
+                "/readyz", "/readyz/*",
+            ]}]),
+        ),
+        role(
+            "system:service-account-issuer-discovery",
+            json!([{"verbs": ["get"], "nonResourceURLs": [
+                "/.well-known/openid-configuration", "/.well-known/openid-configuration/",
+                "/openid/v1/jwks", "/openid/v1/jwks/",
+            ]}]),
+        ),
+    ]);
+    roles.extend([
         role(
             "cluster-admin",
             json!([
@@ -106,7 +366,8 @@ fn cluster_roles() -> Vec<Value> {
                  "resources": ["selfsubjectreviews"]},
             ]),
         ),
-    ]
+    ]);
+    roles
 }
 
 fn cluster_role_bindings() -> Vec<Value> {
@@ -118,5 +379,10 @@ fn cluster_role_bindings() -> Vec<Value> {
             &["system:authenticated", "system:unauthenticated"],
         ),
         binding("system:basic-user", &["system:authenticated"]),
+        binding("system:monitoring", &["system:monitoring"]),
+        binding(
+            "system:service-account-issuer-discovery",
+            &["system:serviceaccounts"],
+        ),
     ]
 }

@@ -155,13 +155,13 @@ async fn enforcing_mode_answers_kube_apiservers_403_until_a_binding_allows() {
          in the namespace \"default\": RBAC: role.rbac.authorization.k8s.io \"missing\" not found"
     );
 
-    // Without credentials: 401, not 403.
+    // Without credentials: `system:anonymous`, refused like any user without a binding.
     let mut config = env.config();
     config.auth_info.token = None;
     let anonymous = kube_client::Client::try_from(config).expect("client");
     assert_eq!(
-        api_error(get(&anonymous, "/api/v1/pods").await.expect_err("401")).0,
-        401
+        api_error(get(&anonymous, "/api/v1/pods").await.expect_err("403")).0,
+        403
     );
 }
 
@@ -694,4 +694,72 @@ async fn reviews_are_listed_in_discovery_and_openapi_as_create_only() {
         path.get("post").is_some() && path.get("get").is_none(),
         "{path}"
     );
+}
+
+/// With RBAC on, a request without credentials is `system:anonymous` in
+/// `system:unauthenticated`, authorized like anyone else (kube's anonymous authenticator):
+/// public paths answer, the rest is 403 until a binding allows; a wrong token is still 401.
+#[tokio::test]
+async fn requests_without_credentials_are_system_anonymous_when_enforcing() {
+    let env = enforcing(&[]).await;
+    let admin = env.client();
+    let mut config = env.config();
+    config.auth_info.token = None;
+    let anonymous = kube_client::Client::try_from(config.clone()).expect("client");
+
+    let version = get(&anonymous, "/version").await.expect("public");
+    assert!(version["gitVersion"].is_string());
+    let err = get(&anonymous, "/api").await.expect_err("403");
+    assert_eq!(
+        api_error(err),
+        (
+            403,
+            "forbidden: User \"system:anonymous\" cannot get path \"/api\"".to_string()
+        )
+    );
+    let err = get(&anonymous, "/api/v1/namespaces")
+        .await
+        .expect_err("403");
+    assert_eq!(
+        api_error(err),
+        (
+            403,
+            "namespaces is forbidden: User \"system:anonymous\" cannot list resource \
+             \"namespaces\" in API group \"\" at the cluster scope"
+                .to_string()
+        )
+    );
+
+    create_rbac(
+        &admin,
+        binding(
+            "ClusterRoleBinding",
+            "anonymous-view",
+            None,
+            ("ClusterRole", "view"),
+            json!([{"kind": "Group", "name": "system:unauthenticated"}]),
+        ),
+    )
+    .await;
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    loop {
+        match get(&anonymous, "/api/v1/namespaces/default/configmaps").await {
+            Ok(list) => {
+                assert_eq!(list["kind"], "ConfigMapList");
+                break;
+            }
+            Err(err) if std::time::Instant::now() < deadline => {
+                assert_eq!(api_error(err).0, 403);
+                tokio::time::sleep(Duration::from_millis(20)).await;
+            }
+            Err(err) => panic!("the binding never took effect: {err}"),
+        }
+    }
+
+    config.auth_info.token = Some("wrong".to_string().into());
+    let wrong = kube_client::Client::try_from(config).expect("client");
+    let err = get(&wrong, "/api/v1/namespaces/default/configmaps")
+        .await
+        .expect_err("401");
+    assert_eq!(api_error(err).0, 401);
 }
