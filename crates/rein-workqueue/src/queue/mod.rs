@@ -25,7 +25,7 @@ use crate::Item;
 use crate::getters::{BACKLOG, Getters, Parked, Taken};
 use crate::key::{Hashed, ItemHasher, Key, PassThrough};
 use crate::metrics::recorder::{ItemTimes, Recorder, UnfinishedWork, spawn_unfinished_work_loop};
-use crate::sync::{Closed, lock};
+use crate::sync::{CachePadded, Closed, lock};
 
 /// A work queue (client-go's `workqueue.TypedInterface`).
 ///
@@ -63,7 +63,9 @@ pub struct Queue<T> {
 }
 
 pub(crate) struct Shared<T> {
-    state: Mutex<State<T>>,
+    /// On cache lines of its own: every operation writes them, while the fields below are
+    /// read by every add (the hasher, the metrics) or written apart (wake-ups).
+    state: CachePadded<Mutex<State<T>>>,
     /// Wakes getters waiting for an item (or for shut-down).
     getters: Getters,
     /// Wakes `shut_down_with_drain` when the last item in flight is done.
@@ -110,14 +112,14 @@ impl<T: Item> Queue<T> {
         let metrics = Recorder::new(&config.name, config.metrics_provider.as_ref(), false);
         let has_metrics = metrics.is_some();
         let shared = Arc::new(Shared {
-            state: Mutex::new(State {
+            state: CachePadded(Mutex::new(State {
                 queue: VecDeque::new(),
                 items: HashMap::default(),
                 processing: 0,
                 parked: Parked::default(),
                 shutting_down: false,
                 drain: false,
-            }),
+            })),
             getters: Getters::default(),
             drained: Notify::new(),
             closed: Arc::new(Closed::default()),
@@ -233,10 +235,11 @@ impl<T: Item> Queue<T> {
     /// [`done`](Self::done) with it when finished. After shut-down, items still queued are
     /// handed out; `None` once the queue is shut down and empty.
     ///
-    /// A call that leaves fewer than 1,024 items queued spends one unit of tokio's cooperative
-    /// budget, so a worker that keeps catching up with producers on other threads still lets
-    /// the tasks on its own thread run; one working through a longer backlog does not yield
-    /// until it is shorter.
+    /// A call that leaves fewer than 1,024 items queued ends the worker's turn: it spends the
+    /// rest of tokio's cooperative budget, so the worker yields at its next `get` (or other
+    /// budgeted await) and the tasks on its own thread run first, the producers among them,
+    /// whose repeated adds of a key then collapse while it waits. A worker working through a
+    /// longer backlog does not yield until it is shorter.
     pub async fn get(&self) -> Option<T> {
         self.shared.getters.get(|park| self.try_get(park)).await
     }
