@@ -6,20 +6,23 @@ use std::sync::{Mutex, MutexGuard, TryLockError};
 /// consistent before anything that could panic, so a poisoned lock still holds valid data.
 ///
 /// The queues' critical sections are short (a table probe and a few writes), so a lock that
-/// is held is usually free again within a fraction of a microsecond: this spins for a few
-/// microseconds (with exponential backoff) before it blocks. Blocking at once made two cores
-/// taking turns on a queue pay a futex wait and wake-up per hand-off (std's mutex, once a
-/// thread has waited, wakes a waiter on every unlock until the lock is next uncontended).
+/// is held is usually free again within a fraction of a microsecond: this tries again after
+/// 2, 4, … 64 spin-loop hints (about a microsecond in all), then yields its thread a few
+/// times (a holder that was preempted may run), and only then blocks. Blocking at once made
+/// two cores taking turns on a queue pay a futex wait and wake-up per hand-off (std's mutex,
+/// once a thread has waited, makes a wake-up call on every unlock until the lock is next
+/// uncontended).
 pub(crate) fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
-    for round in 0..SPIN_ROUNDS {
+    for round in 0..SPIN_ROUNDS + YIELD_ROUNDS {
         match mutex.try_lock() {
             Ok(guard) => return guard,
             Err(TryLockError::Poisoned(poisoned)) => return poisoned.into_inner(),
-            Err(TryLockError::WouldBlock) => {
-                for _ in 0..1u32 << round.min(MAX_BACKOFF) {
+            Err(TryLockError::WouldBlock) if round < SPIN_ROUNDS => {
+                for _ in 0..2u32 << round {
                     std::hint::spin_loop();
                 }
             }
+            Err(TryLockError::WouldBlock) => std::thread::yield_now(),
         }
     }
     mutex
@@ -27,10 +30,10 @@ pub(crate) fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
         .unwrap_or_else(|poisoned| poisoned.into_inner())
 }
 
-/// How many times [`lock`] tries before it blocks, and the cap of its backoff (in powers of
-/// two spin-loop hints): about 300 hints, a few microseconds.
-const SPIN_ROUNDS: u32 = 10;
-const MAX_BACKOFF: u32 = 6;
+/// How many times [`lock`] spins (2, 4, 8, … spin-loop hints) and then yields its thread
+/// before it blocks.
+const SPIN_ROUNDS: u32 = 6;
+const YIELD_ROUNDS: u32 = 4;
 
 /// A one-shot "closed" flag that async tasks can wait for (the queues' shut-down signal for
 /// their background tasks).
