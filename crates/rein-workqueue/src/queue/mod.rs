@@ -235,11 +235,10 @@ impl<T: Item> Queue<T> {
     /// [`done`](Self::done) with it when finished. After shut-down, items still queued are
     /// handed out; `None` once the queue is shut down and empty.
     ///
-    /// A call that leaves fewer than 1,024 items queued ends the worker's turn: it spends the
-    /// rest of tokio's cooperative budget, so the worker yields at its next `get` (or other
-    /// budgeted await) and the tasks on its own thread run first, the producers among them,
-    /// whose repeated adds of a key then collapse while it waits. A worker working through a
-    /// longer backlog does not yield until it is shorter.
+    /// A call that leaves fewer than 1,024 items queued ends the worker's turn: its next `get`
+    /// yields first, so the tasks on its own thread run, the producers among them, whose
+    /// repeated adds of a key then collapse while it waits. A worker working through a longer
+    /// backlog does not yield until it is shorter.
     pub async fn get(&self) -> Option<T> {
         self.shared.getters.get(|park| self.try_get(park)).await
     }

@@ -275,6 +275,25 @@ async fn a_caught_up_worker_lets_repeated_adds_collapse() {
 }
 
 #[tokio::test(start_paused = true)]
+async fn a_get_cancelled_while_its_worker_yields_takes_nothing() {
+    let queue = Queue::new();
+    let worker = tokio::spawn({
+        let queue = queue.clone();
+        async move {
+            queue.add("a");
+            queue.add("b");
+            // Leaves one item queued: the worker's turn ends.
+            assert_eq!(queue.get().await, Some("a"));
+            // The next get yields before it takes anything; cancelled there, it took nothing.
+            assert!(timeout(Duration::ZERO, queue.get()).await.is_err());
+            assert_eq!(queue.len(), 1);
+            assert_eq!(queue.get().await, Some("b"));
+        }
+    });
+    worker.await.unwrap();
+}
+
+#[tokio::test(start_paused = true)]
 async fn shut_down_drains_queued_items_then_reports_none() {
     let queue = Queue::new();
     queue.add(1);
