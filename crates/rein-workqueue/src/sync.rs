@@ -1,4 +1,5 @@
-//! Small synchronisation helpers shared by the queues: poison-tolerant locking.
+//! Small synchronisation helpers shared by the queues: poison-tolerant locking that spins
+//! before it blocks, cache-line padding, and a "closed" flag.
 
 use std::sync::{Mutex, MutexGuard, TryLockError};
 

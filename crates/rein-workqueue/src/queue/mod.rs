@@ -97,7 +97,16 @@ struct Entry {
     dirty: bool,
     /// Handed out and not yet done.
     processing: bool,
-    times: ItemTimes,
+    /// Only with metrics (boxed: without, an entry and its key take 48 bytes, not 72, which
+    /// counts on a table of a million items).
+    times: Option<Box<ItemTimes>>,
+}
+
+impl Entry {
+    /// The metrics times, created on first use.
+    fn times(&mut self) -> &mut ItemTimes {
+        self.times.get_or_insert_with(Box::default)
+    }
 }
 
 impl<T: Item> Queue<T> {
@@ -153,7 +162,7 @@ impl<T: Item> Queue<T> {
                     // Processing: `done` will queue it again.
                     entry.dirty = true;
                     if let Some(metrics) = &shared.metrics {
-                        metrics.added(&mut entry.times, Instant::now(), 0);
+                        metrics.added(entry.times(), Instant::now(), 0);
                     }
                 }
                 return;
@@ -164,7 +173,7 @@ impl<T: Item> Queue<T> {
                 ..Entry::default()
             });
             if let Some(metrics) = &shared.metrics {
-                metrics.added(&mut entry.times, Instant::now(), 0);
+                metrics.added(entry.times(), Instant::now(), 0);
             }
             state.parked.signal(1)
         };
@@ -190,7 +199,7 @@ impl<T: Item> Queue<T> {
                         if !entry.dirty {
                             entry.dirty = true;
                             if let (Some(metrics), Some(now)) = (&shared.metrics, now) {
-                                metrics.added(&mut entry.times, now, 0);
+                                metrics.added(entry.times(), now, 0);
                             }
                         }
                     }
@@ -201,7 +210,7 @@ impl<T: Item> Queue<T> {
                             ..Entry::default()
                         });
                         if let (Some(metrics), Some(now)) = (&shared.metrics, now) {
-                            metrics.added(&mut entry.times, now, 0);
+                            metrics.added(entry.times(), now, 0);
                         }
                         queued += 1;
                     }
@@ -255,7 +264,7 @@ impl<T: Item> Queue<T> {
                     entry.dirty = false;
                     entry.processing = true;
                     if let Some(metrics) = &shared.metrics {
-                        metrics.got(&mut entry.times, Instant::now(), 0);
+                        metrics.got(entry.times(), Instant::now(), 0);
                     }
                 }
                 state.processing += 1;
@@ -297,7 +306,7 @@ impl<T: Item> Queue<T> {
             entry.processing = false;
             state.processing -= 1;
             if let Some(metrics) = &shared.metrics {
-                metrics.done(&mut entry.times, Instant::now());
+                metrics.done(entry.times(), Instant::now());
             }
             let requeued = entry.dirty;
             if requeued {
@@ -377,7 +386,10 @@ impl<T: Item> UnfinishedWork for Shared<T> {
     fn update_unfinished_work(&self) {
         let Some(metrics) = &self.metrics else { return };
         let state = lock(&self.state);
-        let starts = state.items.values().filter_map(|entry| entry.times.started);
+        let starts = state
+            .items
+            .values()
+            .filter_map(|entry| entry.times.as_ref()?.started);
         metrics.update_unfinished(starts, Instant::now());
     }
 }
