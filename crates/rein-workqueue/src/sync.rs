@@ -8,8 +8,9 @@ use std::sync::{Mutex, MutexGuard, TryLockError};
 ///
 /// The queues' critical sections are short (a table probe and a few writes), so a lock that
 /// is held is usually free again within a fraction of a microsecond: this tries again after
-/// 2, 4, … 64 spin-loop hints (about a microsecond in all), then yields its thread a few
-/// times (a holder that was preempted may run), and only then blocks. Blocking at once made
+/// 8, 16, … 256 spin-loop hints (a few microseconds in all; waiting longer between tries
+/// leaves the lock's cache line with its holder), then yields its thread a few times (a
+/// holder that was preempted may run), and only then blocks. Blocking at once made
 /// two cores taking turns on a queue pay a futex wait and wake-up per hand-off (std's mutex,
 /// once a thread has waited, makes a wake-up call on every unlock until the lock is next
 /// uncontended).
@@ -19,7 +20,7 @@ pub(crate) fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
             Ok(guard) => return guard,
             Err(TryLockError::Poisoned(poisoned)) => return poisoned.into_inner(),
             Err(TryLockError::WouldBlock) if round < SPIN_ROUNDS => {
-                for _ in 0..2u32 << round {
+                for _ in 0..8u32 << round {
                     std::hint::spin_loop();
                 }
             }
@@ -31,7 +32,7 @@ pub(crate) fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
         .unwrap_or_else(|poisoned| poisoned.into_inner())
 }
 
-/// How many times [`lock`] spins (2, 4, 8, … spin-loop hints) and then yields its thread
+/// How many times [`lock`] spins (8, 16, 32, … spin-loop hints) and then yields its thread
 /// before it blocks.
 const SPIN_ROUNDS: u32 = 6;
 const YIELD_ROUNDS: u32 = 4;
