@@ -16,22 +16,30 @@
 //! dropped while counted leaves one count behind: the next add wakes a getter for nothing,
 //! which is harmless.
 //!
-//! A `get` that leaves fewer than [`BACKLOG`] items queued also spends one unit of tokio's
-//! cooperative budget (128 per task poll): a worker that keeps catching up with producers on
-//! another thread, taking items about as fast as they are added, would otherwise never yield,
-//! starving the tasks behind it on its own thread (the producers on that thread among them)
-//! while items never wait long enough to be de-duplicated. A `get` from a longer queue is
-//! free: that worker is working through a backlog, which is due anyway, and yielding every
-//! 128 items there would let the producers on its thread grow the backlog faster than it
-//! shrinks (with a no-op worker, a million distinct keys piled up ten times slower to drain).
-//! An exhausted budget makes any `get` yield before it takes anything, as tokio's own
-//! resources do.
+//! A `get` that leaves fewer than [`BACKLOG`] items queued ends the worker's turn: the same
+//! task's next `get` on that thread yields first, so the tasks queued behind it on its thread
+//! run, the producers on that thread among them. Such a worker is caught up, taking items
+//! about as fast as they are added; handing it each item the moment it is added defeats
+//! de-duplication: every add finds its key gone, queues it again and makes one more get and
+//! done, each a turn of the queue's lock between cores. With two producers and two no-op
+//! workers on two cores, a yield every 128 such gets (a unit of tokio's cooperative budget
+//! per get) left 20% of a million adds over 1,000 hot keys as gets; ending the turn leaves
+//! about 1%, as client-go's goroutines do. A `get` from a longer queue does not end the turn:
+//! that worker is working through a backlog, which is due anyway, and yielding there would let
+//! the producers on its thread grow the backlog faster than it shrinks (with a no-op worker, a
+//! million distinct keys piled up ten times slower to drain). Every `get` that takes an item
+//! from a short queue also spends a unit of budget, and an exhausted budget makes any `get`
+//! yield before it takes anything, as tokio's own resources do. Outside a spawned task (in
+//! `block_on`), where there is no task id to mark, a caught-up `get` spends the rest of the
+//! budget instead.
 
-use std::future::poll_fn;
+use std::cell::Cell;
+use std::future::{Future, poll_fn};
 use std::pin::pin;
-use std::task::{Poll, ready};
+use std::task::{Context, Poll, ready};
 
 use tokio::sync::Notify;
+use tokio::task::Id;
 
 /// The wake-up side of a queue's getters (see the module docs).
 #[derive(Debug, Default)]
@@ -62,11 +70,20 @@ impl Parked {
 /// backlog, which spends no cooperative budget (see the module docs).
 pub(crate) const BACKLOG: usize = 1024;
 
+/// tokio's budget per task poll: a caught-up get outside a task spends at most this many
+/// units.
+const BUDGET: usize = 128;
+
+thread_local! {
+    /// The task whose last get on this thread ended its turn: its next get yields first.
+    static TURN_ENDED: Cell<Option<Id>> = const { Cell::new(None) };
+}
+
 /// What a getter's `take` found: its result, and whether the getter is catching up.
 #[derive(Debug)]
 pub(crate) struct Taken<R> {
     pub(crate) result: R,
-    /// Fewer than [`BACKLOG`] items are left: the get spends a unit of budget.
+    /// Fewer than [`BACKLOG`] items are left: the get ends the worker's turn.
     pub(crate) caught_up: bool,
 }
 
@@ -79,9 +96,16 @@ impl Getters {
             // Reserves a unit of budget (yielding if there is none) before anything is
             // taken, so a get that yields here has taken nothing.
             let coop = ready!(tokio::task::coop::poll_proceed(cx));
+            if turn_over() {
+                // Yields as `yield_now` does: the scheduler wakes the task only after the
+                // tasks already queued on this thread have run.
+                let _ = pin!(tokio::task::yield_now()).poll(cx);
+                return Poll::Pending;
+            }
             let taken = take(false);
             if taken.as_ref().is_some_and(|t| t.caught_up) {
                 coop.made_progress();
+                end_turn(cx);
             }
             Poll::Ready(taken)
         })
@@ -109,5 +133,38 @@ impl Getters {
     /// Wakes every waiting getter (shut-down).
     pub(crate) fn wake_all(&self) {
         self.notify.notify_waiters();
+    }
+}
+
+/// Whether the current task's last get on this thread ended its turn (and clears that).
+fn turn_over() -> bool {
+    let Some(id) = tokio::task::try_id() else {
+        return false;
+    };
+    TURN_ENDED.with(|ended| {
+        let over = ended.get() == Some(id);
+        if over {
+            ended.set(None);
+        }
+        over
+    })
+}
+
+/// Ends the current task's turn: its next get on this thread yields first. Outside a task,
+/// spends what is left of the cooperative budget (nothing when it is unconstrained), so the
+/// next budgeted await yields.
+fn end_turn(cx: &mut Context<'_>) {
+    if let Some(id) = tokio::task::try_id() {
+        TURN_ENDED.with(|ended| ended.set(Some(id)));
+        return;
+    }
+    for _ in 1..BUDGET {
+        if !tokio::task::coop::has_budget_remaining() {
+            return;
+        }
+        match tokio::task::coop::poll_proceed(cx) {
+            Poll::Ready(coop) => coop.made_progress(),
+            Poll::Pending => return,
+        }
     }
 }

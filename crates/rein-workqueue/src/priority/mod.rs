@@ -286,10 +286,10 @@ impl<T: Item> PriorityQueue<T> {
 
     /// Like [`get`](Self::get), also returning the item's priority.
     ///
-    /// A call that leaves fewer than 1,024 items ready spends one unit of tokio's cooperative
-    /// budget, so a worker that keeps catching up with producers on other threads still lets
-    /// the tasks on its own thread run; one working through a longer backlog does not yield
-    /// until it is shorter.
+    /// A call that leaves fewer than 1,024 items ready ends the worker's turn: its next `get`
+    /// yields first, so the tasks on its own thread run, the producers among them, whose
+    /// repeated adds of a key then collapse while it waits. A worker working through a longer
+    /// backlog does not yield until it is shorter.
     pub async fn get_with_priority(&self) -> Option<(T, i32)> {
         self.shared.getters.get(|park| self.try_get(park)).await
     }

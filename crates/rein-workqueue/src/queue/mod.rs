@@ -25,7 +25,7 @@ use crate::Item;
 use crate::getters::{BACKLOG, Getters, Parked, Taken};
 use crate::key::{Hashed, ItemHasher, Key, PassThrough};
 use crate::metrics::recorder::{ItemTimes, Recorder, UnfinishedWork, spawn_unfinished_work_loop};
-use crate::sync::{Closed, lock};
+use crate::sync::{CachePadded, Closed, lock};
 
 /// A work queue (client-go's `workqueue.TypedInterface`).
 ///
@@ -63,7 +63,9 @@ pub struct Queue<T> {
 }
 
 pub(crate) struct Shared<T> {
-    state: Mutex<State<T>>,
+    /// On cache lines of its own: every operation writes them, while the fields below are
+    /// read by every add (the hasher, the metrics) or written apart (wake-ups).
+    state: CachePadded<Mutex<State<T>>>,
     /// Wakes getters waiting for an item (or for shut-down).
     getters: Getters,
     /// Wakes `shut_down_with_drain` when the last item in flight is done.
@@ -95,7 +97,16 @@ struct Entry {
     dirty: bool,
     /// Handed out and not yet done.
     processing: bool,
-    times: ItemTimes,
+    /// Only with metrics (boxed: without, an entry and its key take 48 bytes, not 72, which
+    /// counts on a table of a million items).
+    times: Option<Box<ItemTimes>>,
+}
+
+impl Entry {
+    /// The metrics times, created on first use.
+    fn times(&mut self) -> &mut ItemTimes {
+        self.times.get_or_insert_with(Box::default)
+    }
 }
 
 impl<T: Item> Queue<T> {
@@ -110,14 +121,14 @@ impl<T: Item> Queue<T> {
         let metrics = Recorder::new(&config.name, config.metrics_provider.as_ref(), false);
         let has_metrics = metrics.is_some();
         let shared = Arc::new(Shared {
-            state: Mutex::new(State {
+            state: CachePadded(Mutex::new(State {
                 queue: VecDeque::new(),
                 items: HashMap::default(),
                 processing: 0,
                 parked: Parked::default(),
                 shutting_down: false,
                 drain: false,
-            }),
+            })),
             getters: Getters::default(),
             drained: Notify::new(),
             closed: Arc::new(Closed::default()),
@@ -151,7 +162,7 @@ impl<T: Item> Queue<T> {
                     // Processing: `done` will queue it again.
                     entry.dirty = true;
                     if let Some(metrics) = &shared.metrics {
-                        metrics.added(&mut entry.times, Instant::now(), 0);
+                        metrics.added(entry.times(), Instant::now(), 0);
                     }
                 }
                 return;
@@ -162,7 +173,7 @@ impl<T: Item> Queue<T> {
                 ..Entry::default()
             });
             if let Some(metrics) = &shared.metrics {
-                metrics.added(&mut entry.times, Instant::now(), 0);
+                metrics.added(entry.times(), Instant::now(), 0);
             }
             state.parked.signal(1)
         };
@@ -188,7 +199,7 @@ impl<T: Item> Queue<T> {
                         if !entry.dirty {
                             entry.dirty = true;
                             if let (Some(metrics), Some(now)) = (&shared.metrics, now) {
-                                metrics.added(&mut entry.times, now, 0);
+                                metrics.added(entry.times(), now, 0);
                             }
                         }
                     }
@@ -199,7 +210,7 @@ impl<T: Item> Queue<T> {
                             ..Entry::default()
                         });
                         if let (Some(metrics), Some(now)) = (&shared.metrics, now) {
-                            metrics.added(&mut entry.times, now, 0);
+                            metrics.added(entry.times(), now, 0);
                         }
                         queued += 1;
                     }
@@ -233,10 +244,10 @@ impl<T: Item> Queue<T> {
     /// [`done`](Self::done) with it when finished. After shut-down, items still queued are
     /// handed out; `None` once the queue is shut down and empty.
     ///
-    /// A call that leaves fewer than 1,024 items queued spends one unit of tokio's cooperative
-    /// budget, so a worker that keeps catching up with producers on other threads still lets
-    /// the tasks on its own thread run; one working through a longer backlog does not yield
-    /// until it is shorter.
+    /// A call that leaves fewer than 1,024 items queued ends the worker's turn: its next `get`
+    /// yields first, so the tasks on its own thread run, the producers among them, whose
+    /// repeated adds of a key then collapse while it waits. A worker working through a longer
+    /// backlog does not yield until it is shorter.
     pub async fn get(&self) -> Option<T> {
         self.shared.getters.get(|park| self.try_get(park)).await
     }
@@ -253,7 +264,7 @@ impl<T: Item> Queue<T> {
                     entry.dirty = false;
                     entry.processing = true;
                     if let Some(metrics) = &shared.metrics {
-                        metrics.got(&mut entry.times, Instant::now(), 0);
+                        metrics.got(entry.times(), Instant::now(), 0);
                     }
                 }
                 state.processing += 1;
@@ -295,7 +306,7 @@ impl<T: Item> Queue<T> {
             entry.processing = false;
             state.processing -= 1;
             if let Some(metrics) = &shared.metrics {
-                metrics.done(&mut entry.times, Instant::now());
+                metrics.done(entry.times(), Instant::now());
             }
             let requeued = entry.dirty;
             if requeued {
@@ -375,7 +386,10 @@ impl<T: Item> UnfinishedWork for Shared<T> {
     fn update_unfinished_work(&self) {
         let Some(metrics) = &self.metrics else { return };
         let state = lock(&self.state);
-        let starts = state.items.values().filter_map(|entry| entry.times.started);
+        let starts = state
+            .items
+            .values()
+            .filter_map(|entry| entry.times.as_ref()?.started);
         metrics.update_unfinished(starts, Instant::now());
     }
 }

@@ -211,7 +211,8 @@ async fn a_worker_that_always_finds_an_item_lets_other_tasks_run() {
 #[tokio::test(start_paused = true)]
 async fn a_worker_works_through_a_backlog_before_it_yields() {
     // One thread: with 3,000 items queued the worker takes every get that leaves 1,024 or
-    // more without yielding; once the backlog is shorter it yields within a budget (128).
+    // more without yielding; the first get that leaves fewer ends its turn, so the next one
+    // yields.
     let queue = Queue::new();
     for i in 0..3_000_u32 {
         queue.add(i);
@@ -230,9 +231,66 @@ async fn a_worker_works_through_a_backlog_before_it_yields() {
         handled += 1;
     }
     assert!(
-        (3_000 - 1_024..3_000).contains(&handled),
+        (3_000 - 1_024..=3_000 - 1_024 + 2).contains(&handled),
         "yielded after {handled} items"
     );
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_caught_up_worker_lets_repeated_adds_collapse() {
+    // One thread: a producer adds the same 10 keys in each of 200 rounds, yielding between
+    // rounds; a worker that took every queued key whenever it ran would take 10 per round.
+    // Ending its turn after each item it takes from a short queue, it takes about one per
+    // round, and every key is still processed after its last add.
+    const ROUNDS: usize = 200;
+    let queue: Queue<usize> = Queue::new();
+    let added: Arc<Vec<AtomicUsize>> = Arc::new((0..10).map(|_| AtomicUsize::new(0)).collect());
+    let worker = tokio::spawn({
+        let (queue, added) = (queue.clone(), added.clone());
+        async move {
+            let mut seen = [0_usize; 10];
+            let mut gets = 0;
+            while let Some(key) = queue.get().await {
+                seen[key] = added[key].load(Ordering::SeqCst);
+                queue.done(&key);
+                gets += 1;
+            }
+            (gets, seen)
+        }
+    });
+    for round in 1..=ROUNDS {
+        for (key, added) in added.iter().enumerate() {
+            added.store(round, Ordering::SeqCst);
+            queue.add(key);
+        }
+        tokio::task::yield_now().await;
+    }
+    queue.shut_down_with_drain().await;
+    let (gets, seen) = worker.await.unwrap();
+    assert_eq!(seen, [ROUNDS; 10], "a key's last add was not processed");
+    assert!(
+        gets < 2 * ROUNDS,
+        "{gets} gets for {ROUNDS} rounds of 10 keys"
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_get_cancelled_while_its_worker_yields_takes_nothing() {
+    let queue = Queue::new();
+    let worker = tokio::spawn({
+        let queue = queue.clone();
+        async move {
+            queue.add("a");
+            queue.add("b");
+            // Leaves one item queued: the worker's turn ends.
+            assert_eq!(queue.get().await, Some("a"));
+            // The next get yields before it takes anything; cancelled there, it took nothing.
+            assert!(timeout(Duration::ZERO, queue.get()).await.is_err());
+            assert_eq!(queue.len(), 1);
+            assert_eq!(queue.get().await, Some("b"));
+        }
+    });
+    worker.await.unwrap();
 }
 
 #[tokio::test(start_paused = true)]
