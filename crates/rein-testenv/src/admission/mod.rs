@@ -213,11 +213,36 @@ pub(crate) async fn admit(
         old,
     };
     let mut warnings = Vec::new();
-    let object = dispatch::mutate(&call, &mutating, new, &mut warnings).await?;
+    let mut new = new;
+    let assigned = match (&mut new, attrs.operation) {
+        (Some(obj), Operation::Create) => before_create(obj, attrs.name.is_empty()),
+        _ => Vec::new(),
+    };
+    let mut object = dispatch::mutate(&call, &mutating, new, &mut warnings).await?;
+    if let Some(Value::Object(meta)) = object.as_mut().and_then(|o| o.get_mut("metadata")) {
+        meta.extend(assigned);
+    }
     dispatch::validate(&call, &validating, object.as_ref(), &mut warnings).await?;
     let mut seen = std::collections::HashSet::new();
     warnings.retain(|w| seen.insert(w.clone()));
     Ok(Admitted { object, warnings })
+}
+
+/// Takes from a create's object what kube-apiserver's `BeforeCreate` assigns between mutating
+/// and validating admission (the uid, the creation time, and a name made from
+/// `generateName` when the request named none): mutating webhooks see the object without
+/// them, validating webhooks with them. Answers the fields taken, to put back.
+fn before_create(obj: &mut Value, name_generated: bool) -> Vec<(String, Value)> {
+    let Some(Value::Object(meta)) = obj.get_mut("metadata") else {
+        return Vec::new();
+    };
+    let mut keys = vec!["uid", "creationTimestamp"];
+    if name_generated && meta.contains_key("generateName") {
+        keys.push("name");
+    }
+    keys.into_iter()
+        .filter_map(|key| Some((key.to_string(), meta.remove(key)?)))
+        .collect()
 }
 
 /// The stored mutating and validating webhooks, in kube-apiserver's order.

@@ -104,9 +104,16 @@ pub(crate) fn prepare(
     ] {
         meta.remove(field);
     }
-    let uid = meta::new_uid();
+    let kept = |key: &str| {
+        meta.get(key)
+            .and_then(Value::as_str)
+            .filter(|v| opts.keep_identity && !v.is_empty())
+            .map(str::to_string)
+    };
+    let uid = kept("uid").unwrap_or_else(meta::new_uid);
+    let created = kept("creationTimestamp").unwrap_or_else(meta::now);
     meta.insert("uid".into(), json!(uid));
-    meta.insert("creationTimestamp".into(), json!(meta::now()));
+    meta.insert("creationTimestamp".into(), json!(created));
     if meta::tracks_generation(def) {
         meta.insert("generation".into(), json!(1));
     }

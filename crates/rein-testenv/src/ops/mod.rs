@@ -37,6 +37,9 @@ pub(crate) struct WriteOpts {
     /// The object's managedFields were already worked out (server-side apply): an update
     /// stores them as they are instead of recording this write.
     pub(crate) managed_fields_done: bool,
+    /// The object is one admission webhooks saw: a create keeps the uid and creation time
+    /// they saw (kube-apiserver assigns them once, before validating admission).
+    pub(crate) keep_identity: bool,
     /// Skip metadata and per-kind validation ([`TestEnvBuilder::validate_objects`]).
     ///
     /// [`TestEnvBuilder::validate_objects`]: crate::TestEnvBuilder::validate_objects

@@ -144,7 +144,18 @@ impl Ctx<'_> {
             .and_then(Value::as_str)
             .unwrap_or(name)
             .to_string();
-        let attrs = self.attributes(operation, &name, sub, self.q.dry_run);
+        // A create names its object as sent: empty when the name comes from `generateName`
+        // (kube-apiserver makes it after mutating admission).
+        let sent_name = match write {
+            Write::Create => self
+                .as_sent(true)?
+                .pointer("/metadata/name")
+                .and_then(Value::as_str)
+                .unwrap_or_default()
+                .to_string(),
+            _ => name.clone(),
+        };
+        let attrs = self.attributes(operation, &sent_name, sub, self.q.dry_run);
         let admitted = admission::admit(
             &self.state.store,
             &self.state.webhook_services,

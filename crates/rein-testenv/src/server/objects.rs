@@ -330,6 +330,7 @@ impl<'a> Ctx<'a> {
                 self.field_manager.clone()
             },
             managed_fields_done: self.admitted,
+            keep_identity: self.admitted,
             skip_validation: !self.state.validate,
             admission: self.plugins,
         }
@@ -363,6 +364,7 @@ impl<'a> Ctx<'a> {
             dry_run: self.q.dry_run,
             field_manager: String::new(),
             managed_fields_done: true,
+            keep_identity: false,
             skip_validation: !self.state.validate,
             admission: self.plugins,
         }
@@ -705,6 +707,7 @@ impl<'a> Ctx<'a> {
                 dry_run: self.q.dry_run,
                 field_manager: String::new(),
                 managed_fields_done: true,
+                keep_identity: self.admitted,
                 skip_validation: !self.state.validate,
                 admission: self.plugins,
             };

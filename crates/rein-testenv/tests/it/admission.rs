@@ -1141,3 +1141,64 @@ async fn an_update_whose_object_changes_while_webhooks_look_starts_again() {
     assert_eq!(got.body["metadata"]["labels"]["raced"], "yes");
     assert_eq!(hook.calls().len(), 1);
 }
+
+/// kube-apiserver's `BeforeCreate` runs between the two kinds of webhook: mutating webhooks
+/// see a create without uid, creation time or a name made from `generateName`; validating
+/// webhooks see them, and the stored object keeps the server's uid whatever a webhook set.
+#[tokio::test]
+async fn mutating_webhooks_see_a_create_before_the_server_names_it() {
+    let env = TestEnv::start().await.expect("starts");
+    let mutating = Webhook::start(|_| {
+        patch(json!([{"op": "add", "path": "/metadata/labels", "value": {"seen": "yes"}}]))
+    })
+    .await;
+    let validating = Webhook::start(|_| allow()).await;
+    let rules = core_rules(&["CREATE"], &["configmaps"]);
+    install(
+        &env,
+        "Mutating",
+        "m",
+        vec![entry(
+            "m.example.com",
+            &mutating,
+            "/m",
+            rules.clone(),
+            json!({}),
+        )],
+    )
+    .await;
+    install(
+        &env,
+        "Validating",
+        "v",
+        vec![entry("v.example.com", &validating, "/v", rules, json!({}))],
+    )
+    .await;
+
+    let body = json!({"apiVersion": "v1", "kind": "ConfigMap",
+                      "metadata": {"generateName": "gen-"}, "data": {"k": "v"}});
+    let sent = send(&env, "POST", CMS, Some(&body)).await;
+    assert_eq!(sent.code, 201, "{}", sent.body);
+    let stored = &sent.body["metadata"];
+    let name = stored["name"].as_str().expect("a generated name");
+    assert!(
+        name.starts_with("gen-") && name.len() == "gen-".len() + 5,
+        "{name}"
+    );
+
+    let seen = &mutating.calls()[0];
+    assert_eq!(seen["name"], "");
+    let meta = &seen["object"]["metadata"];
+    for field in ["uid", "creationTimestamp", "name"] {
+        assert_eq!(meta.get(field), None, "{field} in {meta}");
+    }
+    assert_eq!(meta["generateName"], "gen-");
+
+    let seen = &validating.calls()[0];
+    assert_eq!(seen["name"], "");
+    let meta = &seen["object"]["metadata"];
+    assert_eq!(meta["name"], name);
+    assert_eq!(meta["uid"], stored["uid"]);
+    assert_eq!(meta["creationTimestamp"], stored["creationTimestamp"]);
+    assert_eq!(meta["labels"]["seen"], "yes");
+}
