@@ -10,11 +10,13 @@
 
 mod builtin;
 mod document;
+mod protobuf;
 #[cfg(test)]
 mod tests;
 mod validate;
 
 pub(crate) use document::{v2_document, v3_group_version, v3_index};
+pub(crate) use protobuf::v2_document as v2_protobuf;
 pub(crate) use validate::unknown_fields;
 
 /// The definition name of a built-in kind (`io.k8s.api.apps.v1.Deployment`) and every
