@@ -37,6 +37,17 @@ pub(crate) fn builtin_schema(
         .map(|r| (r.definition.as_str(), &builtins.definitions))
 }
 
+/// The description of `field` in built-in definition `definition` (as Go's `SwaggerDoc()`
+/// gives it; Table column descriptions quote these), or `""`.
+pub(crate) fn field_description(definition: &str, field: &str) -> &'static str {
+    builtin::builtins()
+        .definitions
+        .get(definition)
+        .and_then(|d| d.pointer(&format!("/properties/{field}/description")))
+        .and_then(serde_json::Value::as_str)
+        .unwrap_or("")
+}
+
 /// Every built-in definition by name (the protobuf table generator checks JSON names here).
 #[cfg(test)]
 pub(crate) fn definitions() -> &'static serde_json::Map<String, serde_json::Value> {

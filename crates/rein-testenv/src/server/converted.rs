@@ -24,6 +24,7 @@ use super::body::Body;
 use super::objects::{Answer, Ctx};
 use super::query::Query;
 use super::route::ResourcePath;
+use super::table::Include;
 use crate::ops::{self, Subresource, Target};
 use crate::patch::{self, PatchType};
 use crate::resources::ResourceDef;
@@ -89,7 +90,7 @@ pub(super) fn watch(
     state: Arc<State>,
     path: &ResourcePath,
     resp: Response<Body>,
-    table: bool,
+    table: Option<Include>,
 ) -> Response<Body> {
     let (parts, body) = resp.into_parts();
     let def = path.def.clone();
@@ -140,7 +141,7 @@ async fn convert_event(
     def: &ResourceDef,
     version: &str,
     line: &[u8],
-    table: bool,
+    table: Option<Include>,
 ) -> Result<Vec<u8>, ApiError> {
     let Ok(mut event) = serde_json::from_slice::<Value>(line) else {
         return Ok(line.to_vec());
@@ -151,7 +152,7 @@ async fn convert_event(
         return Ok(line.to_vec());
     }
     let same_version = object.get("apiVersion").and_then(Value::as_str) == Some(desired.as_str());
-    if same_version && !table {
+    if same_version && table.is_none() {
         return Ok(line.to_vec());
     }
     let obj = event["object"].take();
@@ -159,13 +160,13 @@ async fn convert_event(
         .await?
         .pop()
         .unwrap_or_default();
-    event["object"] = if table {
+    event["object"] = if let Some(include) = table {
         let rv = obj
             .pointer("/metadata/resourceVersion")
             .and_then(Value::as_str)
             .and_then(|rv| rv.parse().ok())
             .unwrap_or_default();
-        super::table::table(def, version, &[&Arc::new(obj)], rv, None)
+        super::table::table(def, version, &[&Arc::new(obj)], rv, None, include)
     } else {
         obj
     };

@@ -179,7 +179,7 @@ async fn list(
         Some(last) if more => Some(encode_continue(list_rv, &last.key())),
         _ => None,
     };
-    if table::wanted(headers) {
+    if let Some(include) = table::requested(headers, q)? {
         let decoded: Vec<Arc<Value>> = page.iter().map(|o| o.value()).collect();
         let rows: Vec<&Arc<Value>> = decoded.iter().collect();
         return Ok(body::json(
@@ -190,6 +190,7 @@ async fn list(
                 &rows,
                 list_rv,
                 continue_token.as_deref(),
+                include,
             ),
         ));
     }

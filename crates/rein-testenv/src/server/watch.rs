@@ -21,6 +21,7 @@ use super::body::{self, Body};
 use super::list::{self as list_handler, Selection, served_as_stored, write_served};
 use super::query::Query;
 use super::route::ResourcePath;
+use super::table::Include;
 use crate::resources::ResourceDef;
 use crate::selectors::{FieldSelector, LabelSelector};
 use crate::status::ApiError;
@@ -37,7 +38,7 @@ struct Filter {
     api_version: String,
     kind: String,
     /// Send each object as a one-row `meta.k8s.io` Table (`kubectl get -w`).
-    table: bool,
+    table: Option<Include>,
     /// Send each object as `PartialObjectMetadata` (metadata-only watches).
     partial: bool,
     /// The resource has webhook conversion (objects go out as stored; the stream is converted).
@@ -74,7 +75,7 @@ impl Filter {
 
     fn encode_into(&self, out: &mut Vec<u8>, kind: EventType, event: &Event) {
         let obj = &event.object;
-        if !self.table
+        if self.table.is_none()
             && !self.partial
             && (self.converted
                 || served_as_stored(&self.def, &self.version, &self.api_version, obj))
@@ -84,9 +85,10 @@ impl Filter {
             return;
         }
         let _ = write!(out, "{{\"type\":\"{}\",\"object\":", kind.as_str());
-        if self.table {
+        if let Some(include) = self.table {
             let version = self.api_version.rsplit('/').next().unwrap_or_default();
-            let table = super::table::table(&self.def, version, &[&obj.value()], event.rv, None);
+            let table =
+                super::table::table(&self.def, version, &[&obj.value()], event.rv, None, include);
             let _ = serde_json::to_writer(&mut *out, &table);
         } else if self.partial {
             let partial = super::represent::partial_object(&obj.decode());
@@ -122,7 +124,7 @@ pub(crate) async fn serve(
     state: &Arc<State>,
     path: &ResourcePath,
     q: &Query,
-    table: bool,
+    table: Option<Include>,
     partial: bool,
 ) -> Response<Body> {
     match start(state, path, q, table, partial).await {
@@ -158,7 +160,7 @@ async fn start(
     state: &Arc<State>,
     path: &ResourcePath,
     q: &Query,
-    table: bool,
+    table: Option<Include>,
     partial: bool,
 ) -> Result<Response<Body>, ApiError> {
     let def = &path.def;
@@ -179,7 +181,7 @@ async fn start(
         api_version: def.api_version(&path.version),
         kind: def.kind.clone(),
         // A converted resource's rows are built once its objects are converted.
-        table: table && !super::converted::applies(def),
+        table: table.filter(|_| !super::converted::applies(def)),
         partial,
         converted: super::converted::applies(def),
     };

@@ -37,6 +37,7 @@ mod quota;
 mod rbac;
 mod representations;
 mod serviceaccount_admission;
+mod tables;
 mod validation;
 mod watch;
 
