@@ -40,3 +40,120 @@ fn create_and_apply_a_list_file() {
     let first = server.json(&["get", "configmap", "first"]);
     assert_eq!(first["data"]["a"], "c");
 }
+
+/// The whitespace-separated fields of each line of kubectl's table output.
+fn table_lines(out: &str) -> Vec<Vec<String>> {
+    out.lines()
+        .map(|l| l.split_whitespace().map(str::to_string).collect())
+        .collect()
+}
+
+fn node(name: &str, labels: &str) -> String {
+    format!("apiVersion: v1\nkind: Node\nmetadata:\n  name: {name}\n  labels: {labels}\n")
+}
+
+#[test]
+fn get_nodes_wide_and_cordoned() {
+    let server = Server::start();
+    let nodes = [
+        node("cp", "{node-role.kubernetes.io/control-plane: \"\"}"),
+        node("worker", "{}"),
+    ]
+    .join("---\n");
+    server.ok_with_input(&["create", "-f", "-"], Some(&nodes));
+    let status = r#"{"status":{"conditions":[{"type":"Ready","status":"True"}],"addresses":[{"type":"InternalIP","address":"10.1.0.1"}],"nodeInfo":{"kubeletVersion":"v1.33.0","osImage":"Ubuntu","kernelVersion":"6.8","containerRuntimeVersion":"containerd://2.0","machineID":"","systemUUID":"","bootID":"","kubeProxyVersion":"","operatingSystem":"linux","architecture":"amd64"}}}"#;
+    server.ok(&[
+        "patch",
+        "node",
+        "cp",
+        "--subresource=status",
+        "--type=merge",
+        "-p",
+        status,
+    ]);
+    server.ok(&["cordon", "cp"]);
+
+    let plain = table_lines(&server.ok(&["get", "nodes"]));
+    assert_eq!(plain[0], ["NAME", "STATUS", "ROLES", "AGE", "VERSION"]);
+    assert_eq!(
+        plain[1][..3],
+        ["cp", "Ready,SchedulingDisabled", "control-plane"]
+    );
+    assert_eq!(plain[1][4], "v1.33.0");
+    assert_eq!(plain[2][..3], ["worker", "Unknown", "<none>"]);
+
+    let wide = table_lines(&server.ok(&["get", "nodes", "-o", "wide"]));
+    assert_eq!(
+        wide[0],
+        [
+            "NAME",
+            "STATUS",
+            "ROLES",
+            "AGE",
+            "VERSION",
+            "INTERNAL-IP",
+            "EXTERNAL-IP",
+            "OS-IMAGE",
+            "KERNEL-VERSION",
+            "CONTAINER-RUNTIME",
+        ]
+    );
+    assert_eq!(
+        wide[1][5..],
+        ["10.1.0.1", "<none>", "Ubuntu", "6.8", "containerd://2.0"]
+    );
+}
+
+#[test]
+fn get_pods_wide_and_sorted_by_object_fields() {
+    let server = Server::start();
+    for (name, ip) in [("b", "10.0.0.3"), ("a", "10.0.0.9"), ("c", "10.0.0.1")] {
+        server.ok(&["run", name, "--image=nginx:1.27", "--restart=Never"]);
+        let status = format!(
+            r#"{{"status":{{"phase":"Running","podIP":"{ip}","podIPs":[{{"ip":"{ip}"}}]}}}}"#
+        );
+        server.ok(&[
+            "patch",
+            "pod",
+            name,
+            "--subresource=status",
+            "--type=merge",
+            "-p",
+            &status,
+        ]);
+    }
+    let first_column = |args: &[&str]| -> Vec<String> {
+        table_lines(&server.ok(args))
+            .into_iter()
+            .skip(1)
+            .map(|l| l[0].clone())
+            .collect()
+    };
+    assert_eq!(
+        first_column(&["get", "pods", "--sort-by=.metadata.name"]),
+        ["a", "b", "c"]
+    );
+    assert_eq!(
+        first_column(&["get", "pods", "--sort-by=.status.podIP"]),
+        ["c", "b", "a"]
+    );
+    let wide = table_lines(&server.ok(&["get", "pods", "-o", "wide", "--sort-by=.metadata.name"]));
+    assert_eq!(
+        wide[0],
+        [
+            "NAME",
+            "READY",
+            "STATUS",
+            "RESTARTS",
+            "AGE",
+            "IP",
+            "NODE",
+            "NOMINATED",
+            "NODE",
+            "READINESS",
+            "GATES"
+        ]
+    );
+    assert_eq!(wide[1][..3], ["a", "0/1", "Running"]);
+    assert_eq!(wide[1][5..], ["10.0.0.9", "<none>", "<none>", "<none>"]);
+}

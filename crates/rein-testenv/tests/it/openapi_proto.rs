@@ -160,7 +160,13 @@ async fn v2_protobuf_decodes_as_gnostic_document() {
     for item in bytes_at(&patch, 8) {
         let parameter = fields(&bytes_at(&fields(&item), 1)[0]);
         if let Some(body) = bytes_at(&parameter, 1).pop() {
-            body_names.push(string_at(&fields(&body), 2));
+            let body = fields(&body);
+            body_names.push(string_at(&body, 2));
+            // required (4) is a bool: varint 1.
+            assert!(matches!(
+                body.get(&4).map(Vec::as_slice),
+                Some([Field::Varint(1)])
+            ));
         }
         if let Some(non_body) = bytes_at(&parameter, 2).pop()
             && let Some(query) = bytes_at(&fields(&non_body), 3).pop()

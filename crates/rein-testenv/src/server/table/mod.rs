@@ -46,7 +46,7 @@ pub(crate) fn requested(headers: &HeaderMap, q: &Query) -> Result<Option<Include
         None | Some("" | "Metadata") => Ok(Some(Include::Metadata)),
         Some("Object") => Ok(Some(Include::Object)),
         Some("None") => Ok(Some(Include::Nothing)),
-        Some(other) => Err(ApiError::bad_request(&format!(
+        Some(other) => Err(ApiError::bad_request(format!(
             "unrecognized includeObject value: {other:?}"
         ))),
     }

@@ -29,17 +29,20 @@ pub(super) struct Row {
     pub(super) conditions: Option<Value>,
 }
 
+/// How one object's row is printed, given the time now.
+pub(super) type RowFn = fn(&Value, jiff::Timestamp) -> Row;
+
 /// A kind's columns and its row function.
 #[derive(Debug)]
 pub(super) struct Printer {
     pub(super) columns: Vec<Column>,
-    pub(super) row: fn(&Value, jiff::Timestamp) -> Row,
+    pub(super) row: RowFn,
 }
 
 /// The printer kube-apiserver has for `group`/`plural`, if any (others get the default
 /// Name and Created At columns).
 pub(super) fn printer(group: &str, plural: &str) -> Option<Printer> {
-    let (columns, row): (Vec<Column>, fn(&Value, jiff::Timestamp) -> Row) = match (group, plural) {
+    let (columns, row): (Vec<Column>, RowFn) = match (group, plural) {
         ("", "pods") => (pod_columns(), pod_row),
         ("", "nodes") => (node_columns(), node_row),
         ("", "namespaces") => (
