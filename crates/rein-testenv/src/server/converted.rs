@@ -11,6 +11,7 @@
 
 use std::convert::Infallible;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use bytes::Bytes;
 use http::Response;
@@ -96,10 +97,13 @@ pub(super) fn watch(
     let def = path.def.clone();
     let version = path.version.clone();
     let chunks = body.into_data_stream();
+    // Column definitions go with the first Table event only, as kube-apiserver sends them.
+    let headers_sent = Arc::new(AtomicBool::new(false));
     let stream = futures::stream::unfold(
         (chunks, Vec::<u8>::new(), false),
         move |(mut chunks, mut pending, done)| {
             let (state, def, version) = (state.clone(), def.clone(), version.clone());
+            let headers_sent = headers_sent.clone();
             async move {
                 use futures::StreamExt as _;
                 if done {
@@ -115,7 +119,7 @@ pub(super) fn watch(
                 let mut out = Vec::with_capacity(complete.len());
                 let mut failed = false;
                 for line in complete.split(|b| *b == b'\n').filter(|l| !l.is_empty()) {
-                    match convert_event(&state, &def, &version, line, table).await {
+                    match convert_event(&state, &def, &version, line, table, &headers_sent).await {
                         Ok(converted) => out.extend_from_slice(&converted),
                         Err(err) => {
                             let event = json!({"type": "ERROR", "object": err.to_status()});
@@ -142,6 +146,7 @@ async fn convert_event(
     version: &str,
     line: &[u8],
     table: Option<Include>,
+    headers_sent: &AtomicBool,
 ) -> Result<Vec<u8>, ApiError> {
     let Ok(mut event) = serde_json::from_slice::<Value>(line) else {
         return Ok(line.to_vec());
@@ -166,7 +171,11 @@ async fn convert_event(
             .and_then(Value::as_str)
             .and_then(|rv| rv.parse().ok())
             .unwrap_or_default();
-        super::table::table(def, version, &[&Arc::new(obj)], rv, None, include)
+        let mut table = super::table::table(def, version, &[&Arc::new(obj)], rv, None, include);
+        if headers_sent.swap(true, Ordering::Relaxed) {
+            table["columnDefinitions"] = Value::Null;
+        }
+        table
     } else {
         obj
     };

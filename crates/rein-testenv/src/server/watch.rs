@@ -7,6 +7,7 @@
 use std::convert::Infallible;
 use std::io::Write as _;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use bytes::Bytes;
@@ -43,6 +44,9 @@ struct Filter {
     partial: bool,
     /// The resource has webhook conversion (objects go out as stored; the stream is converted).
     converted: bool,
+    /// Whether a Table event went out: kube-apiserver sends the column definitions with the
+    /// first only (`NoHeaders` after it).
+    headers_sent: AtomicBool,
 }
 
 impl Filter {
@@ -87,8 +91,11 @@ impl Filter {
         let _ = write!(out, "{{\"type\":\"{}\",\"object\":", kind.as_str());
         if let Some(include) = self.table {
             let version = self.api_version.rsplit('/').next().unwrap_or_default();
-            let table =
+            let mut table =
                 super::table::table(&self.def, version, &[&obj.value()], event.rv, None, include);
+            if self.headers_sent.swap(true, Ordering::Relaxed) {
+                table["columnDefinitions"] = serde_json::Value::Null;
+            }
             let _ = serde_json::to_writer(&mut *out, &table);
         } else if self.partial {
             let partial = super::represent::partial_object(&obj.decode());
@@ -184,6 +191,7 @@ async fn start(
         table: table.filter(|_| !super::converted::applies(def)),
         partial,
         converted: super::converted::applies(def),
+        headers_sent: AtomicBool::new(false),
     };
     super::options::check_watch(q)?;
     let initial_events = q.send_initial_events == Some(true);

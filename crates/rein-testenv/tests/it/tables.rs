@@ -410,3 +410,54 @@ async fn include_object_and_default_columns() {
         "{created}"
     );
 }
+
+#[tokio::test]
+async fn table_watch_sends_column_definitions_once() {
+    let env = TestEnv::start().await.expect("starts");
+    let from = env.resource_version();
+    let api: Api<DynamicObject> = Api::namespaced_with(
+        env.client(),
+        "default",
+        &ApiResource::erase::<k8s_openapi::api::core::v1::ConfigMap>(&()),
+    );
+    for name in ["one", "two"] {
+        let cm: DynamicObject = serde_json::from_value(
+            json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": name}}),
+        )
+        .expect("config map");
+        api.create(&PostParams::default(), &cm)
+            .await
+            .expect("creates");
+    }
+    let request = http::Request::get(format!(
+        "/api/v1/namespaces/default/configmaps?watch=1&resourceVersion={from}"
+    ))
+    .header(header::ACCEPT, TABLE)
+    .body(Vec::new())
+    .expect("request");
+    let resp = env
+        .client()
+        .send(request.map(Into::into))
+        .await
+        .expect("sends");
+    let mut body = resp.into_body();
+    let mut text = String::new();
+    while text.lines().count() < 2 {
+        let frame = http_body_util::BodyExt::frame(&mut body)
+            .await
+            .expect("a frame")
+            .expect("reads");
+        if let Ok(data) = frame.into_data() {
+            text.push_str(&String::from_utf8_lossy(&data));
+        }
+    }
+    let events: Vec<Value> = text
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("event"))
+        .collect();
+    assert_eq!(events[0]["object"]["kind"], "Table");
+    assert_eq!(events[0]["object"]["rows"][0]["cells"][0], "one");
+    assert!(events[0]["object"]["columnDefinitions"].is_array());
+    assert!(events[1]["object"]["columnDefinitions"].is_null());
+    assert_eq!(events[1]["object"]["rows"][0]["cells"][0], "two");
+}
