@@ -461,3 +461,58 @@ async fn table_watch_sends_column_definitions_once() {
     assert!(events[1]["object"]["columnDefinitions"].is_null());
     assert_eq!(events[1]["object"]["rows"][0]["cells"][0], "two");
 }
+
+#[tokio::test]
+async fn quota_and_autoscaler_cells() {
+    let env = TestEnv::start().await.expect("starts");
+    let quotas: Api<DynamicObject> = Api::namespaced_with(
+        env.client(),
+        "default",
+        &ApiResource::erase::<k8s_openapi::api::core::v1::ResourceQuota>(&()),
+    );
+    let quota: DynamicObject = serde_json::from_value(json!({
+        "apiVersion": "v1", "kind": "ResourceQuota",
+        "metadata": {"name": "q"},
+        "spec": {"hard": {"pods": "10", "requests.cpu": "1", "limits.cpu": "2"}},
+    }))
+    .expect("quota");
+    quotas
+        .create(&PostParams::default(), &quota)
+        .await
+        .expect("creates");
+    let hpas: Api<DynamicObject> = Api::namespaced_with(
+        env.client(),
+        "default",
+        &ApiResource::erase::<k8s_openapi::api::autoscaling::v2::HorizontalPodAutoscaler>(&()),
+    );
+    let hpa: DynamicObject = serde_json::from_value(json!({
+        "apiVersion": "autoscaling/v2", "kind": "HorizontalPodAutoscaler",
+        "metadata": {"name": "web"},
+        "spec": {
+            "scaleTargetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": "web"},
+            "minReplicas": 2,
+            "maxReplicas": 5,
+            "metrics": [{"type": "Resource", "resource": {"name": "cpu", "target": {"type": "Utilization", "averageUtilization": 80}}}],
+        },
+    }))
+    .expect("hpa");
+    hpas.create(&PostParams::default(), &hpa)
+        .await
+        .expect("creates");
+
+    let (_, table_q) = table(&env, "/api/v1/namespaces/default/resourcequotas").await;
+    let cells = &row(&table_q, "q")["cells"];
+    assert_eq!(cells[2], "pods: 0/10, requests.cpu: 0/1");
+    assert_eq!(cells[3], "limits.cpu: 0/2");
+
+    let (_, table_h) = table(
+        &env,
+        "/apis/autoscaling/v2/namespaces/default/horizontalpodautoscalers",
+    )
+    .await;
+    let cells = &row(&table_h, "web")["cells"];
+    assert_eq!(cells[1], "Deployment/web");
+    assert_eq!(cells[2], "cpu: <unknown>/80%");
+    assert_eq!(cells[3], "2");
+    assert_eq!(cells[4], 5);
+}

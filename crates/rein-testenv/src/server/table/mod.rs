@@ -121,14 +121,8 @@ fn row_object(obj: &Value, include: Include, kind: &str, api_version: &str) -> V
             }
             full
         }
-        Include::Metadata => {
-            // managedFields dropped, as rein-testenv has always sent rows.
-            let mut meta = obj.get("metadata").cloned().unwrap_or_else(|| json!({}));
-            if let Some(m) = meta.as_object_mut() {
-                m.remove("managedFields");
-            }
-            json!({"kind": "PartialObjectMetadata", "apiVersion": "meta.k8s.io/v1", "metadata": meta})
-        }
+        // `meta.AsPartialObjectMetadata`: all of ObjectMeta, managedFields included.
+        Include::Metadata => super::represent::partial_object(obj),
     }
 }
 

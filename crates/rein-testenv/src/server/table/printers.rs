@@ -473,6 +473,448 @@ pub(super) fn printer(group: &str, plural: &str) -> Option<Printer> {
             ],
             |o, now| cells(vec![n(o), json!(list(o, "/webhooks").len()), a(o, now)]),
         ),
+        ("", "replicationcontrollers") => (
+            workload(
+                vec![
+                    name(),
+                    col(
+                        "Desired",
+                        "integer",
+                        doc("core.v1.ReplicationControllerSpec", "replicas"),
+                    ),
+                    col(
+                        "Current",
+                        "integer",
+                        doc("core.v1.ReplicationControllerStatus", "replicas"),
+                    ),
+                    col(
+                        "Ready",
+                        "integer",
+                        doc("core.v1.ReplicationControllerStatus", "readyReplicas"),
+                    ),
+                    age(),
+                ],
+                Some(doc("core.v1.ReplicationControllerSpec", "selector")),
+            ),
+            |o, now| {
+                let mut c = vec![
+                    n(o),
+                    json!(replicas(o)),
+                    json!(int(o, "/status/replicas")),
+                    json!(int(o, "/status/readyReplicas")),
+                    a(o, now),
+                ];
+                template_cells(&mut c, o, "/spec/template/spec");
+                c.push(s(&labels(o.pointer("/spec/selector"))));
+                cells(c)
+            },
+        ),
+        ("", "podtemplates") => (
+            vec![
+                name(),
+                col(
+                    "Containers",
+                    "string",
+                    "Names of each container in the template.",
+                ),
+                col(
+                    "Images",
+                    "string",
+                    "Images referenced by each container in the template.",
+                ),
+                col("Pod Labels", "string", "The labels for the pod template."),
+            ],
+            |o, _| {
+                let mut c = vec![n(o)];
+                template_cells(&mut c, o, "/template/spec");
+                c.push(s(&labels(o.pointer("/template/metadata/labels"))));
+                cells(c)
+            },
+        ),
+        ("", "resourcequotas") => (
+            vec![
+                name(),
+                age(),
+                col(
+                    "Request",
+                    "string",
+                    "Request represents a minimum amount of cpu/memory that a container may consume.",
+                ),
+                col(
+                    "Limit",
+                    "string",
+                    "Limits control the maximum amount of cpu/memory that a container may use independent of contention on the node.",
+                ),
+            ],
+            |o, now| {
+                let hard = o.pointer("/status/hard").and_then(Value::as_object);
+                let mut names: Vec<&String> = hard.into_iter().flat_map(|h| h.keys()).collect();
+                names.sort();
+                let (mut requests, mut limits) = (Vec::new(), Vec::new());
+                for resource in names {
+                    let used = o
+                        .pointer("/status/used")
+                        .and_then(|u| u.get(resource))
+                        .and_then(Value::as_str)
+                        .unwrap_or("0");
+                    let limit = hard
+                        .and_then(|h| h.get(resource))
+                        .and_then(Value::as_str)
+                        .unwrap_or("0");
+                    let entry = format!("{resource}: {used}/{limit}");
+                    if resource.split('.').next() == Some("limits") && resource.contains('.') {
+                        limits.push(entry);
+                    } else {
+                        requests.push(entry);
+                    }
+                }
+                cells(vec![
+                    n(o),
+                    a(o, now),
+                    s(&requests.join(", ")),
+                    s(&limits.join(", ")),
+                ])
+            },
+        ),
+        ("autoscaling", "horizontalpodautoscalers") => (
+            vec![
+                name(),
+                col(
+                    "Reference",
+                    "string",
+                    doc(
+                        "autoscaling.v2.HorizontalPodAutoscalerSpec",
+                        "scaleTargetRef",
+                    ),
+                ),
+                col(
+                    "Targets",
+                    "string",
+                    doc("autoscaling.v2.HorizontalPodAutoscalerSpec", "metrics"),
+                ),
+                col(
+                    "MinPods",
+                    "string",
+                    doc("autoscaling.v2.HorizontalPodAutoscalerSpec", "minReplicas"),
+                ),
+                col(
+                    "MaxPods",
+                    "string",
+                    doc("autoscaling.v2.HorizontalPodAutoscalerSpec", "maxReplicas"),
+                ),
+                col(
+                    "Replicas",
+                    "string",
+                    doc(
+                        "autoscaling.v2.HorizontalPodAutoscalerStatus",
+                        "currentReplicas",
+                    ),
+                ),
+                age(),
+            ],
+            hpa_row,
+        ),
+        ("certificates.k8s.io", "certificatesigningrequests") => (
+            vec![
+                name(),
+                age(),
+                col(
+                    "SignerName",
+                    "string",
+                    doc(
+                        "certificates.v1.CertificateSigningRequestSpec",
+                        "signerName",
+                    ),
+                ),
+                col(
+                    "Requestor",
+                    "string",
+                    doc("certificates.v1.CertificateSigningRequestSpec", "request"),
+                ),
+                col(
+                    "RequestedDuration",
+                    "string",
+                    doc(
+                        "certificates.v1.CertificateSigningRequestSpec",
+                        "expirationSeconds",
+                    ),
+                ),
+                col(
+                    "Condition",
+                    "string",
+                    doc(
+                        "certificates.v1.CertificateSigningRequestStatus",
+                        "conditions",
+                    ),
+                ),
+            ],
+            |o, now| {
+                let has = |kind: &str| {
+                    list(o, "/status/conditions")
+                        .iter()
+                        .any(|c| text(c, "/type") == kind)
+                };
+                let mut condition = if has("Denied") {
+                    "Denied"
+                } else if has("Approved") {
+                    "Approved"
+                } else {
+                    "Pending"
+                }
+                .to_string();
+                if has("Failed") {
+                    condition.push_str(",Failed");
+                }
+                if !text(o, "/status/certificate").is_empty() {
+                    condition.push_str(",Issued");
+                }
+                let duration = o
+                    .pointer("/spec/expirationSeconds")
+                    .and_then(Value::as_i64)
+                    .map_or("<none>".to_string(), super::format::human_duration);
+                cells(vec![
+                    n(o),
+                    a(o, now),
+                    s(or(text(o, "/spec/signerName"), "<none>")),
+                    s(text(o, "/spec/username")),
+                    s(&duration),
+                    s(&condition),
+                ])
+            },
+        ),
+        ("node.k8s.io", "runtimeclasses") => (
+            vec![name(), col("Handler", "string", meta("handler")), age()],
+            |o, now| cells(vec![n(o), s(text(o, "/handler")), a(o, now)]),
+        ),
+        ("storage.k8s.io", "volumeattachments") => (
+            vec![
+                name(),
+                Column {
+                    format: "name",
+                    ..col(
+                        "Attacher",
+                        "string",
+                        doc("storage.v1.VolumeAttachmentSpec", "attacher"),
+                    )
+                },
+                col(
+                    "PV",
+                    "string",
+                    doc("storage.v1.VolumeAttachmentSource", "persistentVolumeName"),
+                ),
+                col(
+                    "Node",
+                    "string",
+                    doc("storage.v1.VolumeAttachmentSpec", "nodeName"),
+                ),
+                col(
+                    "Attached",
+                    "boolean",
+                    doc("storage.v1.VolumeAttachmentStatus", "attached"),
+                ),
+                age(),
+            ],
+            |o, now| {
+                cells(vec![
+                    n(o),
+                    s(text(o, "/spec/attacher")),
+                    s(text(o, "/spec/source/persistentVolumeName")),
+                    s(text(o, "/spec/nodeName")),
+                    json!(
+                        o.pointer("/status/attached")
+                            .and_then(Value::as_bool)
+                            .unwrap_or(false)
+                    ),
+                    a(o, now),
+                ])
+            },
+        ),
+        ("storage.k8s.io", "csinodes") => (
+            vec![
+                name(),
+                col(
+                    "Drivers",
+                    "integer",
+                    "Drivers indicates the number of CSI drivers registered on the node",
+                ),
+                age(),
+            ],
+            |o, now| cells(vec![n(o), json!(list(o, "/spec/drivers").len()), a(o, now)]),
+        ),
+        ("storage.k8s.io", "csidrivers") => (
+            vec![
+                name(),
+                col(
+                    "AttachRequired",
+                    "boolean",
+                    doc("storage.v1.CSIDriverSpec", "attachRequired"),
+                ),
+                col(
+                    "PodInfoOnMount",
+                    "boolean",
+                    doc("storage.v1.CSIDriverSpec", "podInfoOnMount"),
+                ),
+                col(
+                    "StorageCapacity",
+                    "boolean",
+                    doc("storage.v1.CSIDriverSpec", "storageCapacity"),
+                ),
+                col(
+                    "TokenRequests",
+                    "string",
+                    doc("storage.v1.CSIDriverSpec", "tokenRequests"),
+                ),
+                col(
+                    "RequiresRepublish",
+                    "boolean",
+                    doc("storage.v1.CSIDriverSpec", "requiresRepublish"),
+                ),
+                col(
+                    "Modes",
+                    "string",
+                    doc("storage.v1.CSIDriverSpec", "volumeLifecycleModes"),
+                ),
+                age(),
+            ],
+            |o, now| {
+                let flag = |at: &str, default: bool| {
+                    json!(o.pointer(at).and_then(Value::as_bool).unwrap_or(default))
+                };
+                let tokens = match o.pointer("/spec/tokenRequests").and_then(Value::as_array) {
+                    Some(requests) => requests
+                        .iter()
+                        .map(|t| text(t, "/audience"))
+                        .collect::<Vec<_>>()
+                        .join(","),
+                    None => "<unset>".to_string(),
+                };
+                let modes: Vec<&str> = list(o, "/spec/volumeLifecycleModes")
+                    .iter()
+                    .filter_map(Value::as_str)
+                    .collect();
+                cells(vec![
+                    n(o),
+                    flag("/spec/attachRequired", true),
+                    flag("/spec/podInfoOnMount", false),
+                    flag("/spec/storageCapacity", false),
+                    s(&tokens),
+                    flag("/spec/requiresRepublish", false),
+                    s(or(&modes.join(","), "<none>")),
+                    a(o, now),
+                ])
+            },
+        ),
+        ("storage.k8s.io", "csistoragecapacities") => (
+            vec![
+                name(),
+                col(
+                    "StorageClassName",
+                    "string",
+                    doc("storage.v1.CSIStorageCapacity", "storageClassName"),
+                ),
+                col(
+                    "Capacity",
+                    "string",
+                    doc("storage.v1.CSIStorageCapacity", "capacity"),
+                ),
+            ],
+            |o, _| {
+                let capacity = o
+                    .get("capacity")
+                    .and_then(Value::as_str)
+                    .unwrap_or("<unset>");
+                cells(vec![n(o), s(text(o, "/storageClassName")), s(capacity)])
+            },
+        ),
+        ("flowcontrol.apiserver.k8s.io", "flowschemas") => (
+            vec![
+                name(),
+                col(
+                    "PriorityLevel",
+                    "string",
+                    doc("flowcontrol.v1.PriorityLevelConfigurationReference", "name"),
+                ),
+                col(
+                    "MatchingPrecedence",
+                    "string",
+                    doc("flowcontrol.v1.FlowSchemaSpec", "matchingPrecedence"),
+                ),
+                col(
+                    "DistinguisherMethod",
+                    "string",
+                    doc("flowcontrol.v1.FlowSchemaSpec", "distinguisherMethod"),
+                ),
+                age(),
+                col(
+                    "MissingPL",
+                    "string",
+                    "references a broken or non-existent PriorityLevelConfiguration",
+                ),
+            ],
+            |o, now| {
+                let missing = list(o, "/status/conditions")
+                    .iter()
+                    .find(|c| text(c, "/type") == "Dangling")
+                    .map_or("?", |c| text(c, "/status"));
+                cells(vec![
+                    n(o),
+                    s(text(o, "/spec/priorityLevelConfiguration/name")),
+                    json!(int(o, "/spec/matchingPrecedence")),
+                    s(or(text(o, "/spec/distinguisherMethod/type"), "<none>")),
+                    a(o, now),
+                    s(missing),
+                ])
+            },
+        ),
+        ("flowcontrol.apiserver.k8s.io", "prioritylevelconfigurations") => (
+            vec![
+                name(),
+                col(
+                    "Type",
+                    "string",
+                    doc("flowcontrol.v1.PriorityLevelConfigurationSpec", "type"),
+                ),
+                col(
+                    "NominalConcurrencyShares",
+                    "string",
+                    doc(
+                        "flowcontrol.v1.LimitedPriorityLevelConfiguration",
+                        "nominalConcurrencyShares",
+                    ),
+                ),
+                col(
+                    "Queues",
+                    "string",
+                    doc("flowcontrol.v1.QueuingConfiguration", "queues"),
+                ),
+                col(
+                    "HandSize",
+                    "string",
+                    doc("flowcontrol.v1.QueuingConfiguration", "handSize"),
+                ),
+                col(
+                    "QueueLengthLimit",
+                    "string",
+                    doc("flowcontrol.v1.QueuingConfiguration", "queueLengthLimit"),
+                ),
+                age(),
+            ],
+            |o, now| {
+                let none = || s("<none>");
+                let limited = o.pointer("/spec/limited");
+                let queuing = limited.and_then(|l| l.pointer("/limitResponse/queuing"));
+                let of = |v: Option<&Value>, at: &str| v.map_or_else(none, |v| json!(int(v, at)));
+                cells(vec![
+                    n(o),
+                    s(text(o, "/spec/type")),
+                    of(limited, "/nominalConcurrencyShares"),
+                    of(queuing, "/queues"),
+                    of(queuing, "/handSize"),
+                    of(queuing, "/queueLengthLimit"),
+                    a(o, now),
+                ])
+            },
+        ),
         _ => return None,
     };
     Some(Printer { columns, row })
@@ -1537,4 +1979,117 @@ fn binding_row(o: &Value, now: jiff::Timestamp) -> Row {
         s(&groups.join(", ")),
         s(&sas.join(", ")),
     ])
+}
+
+/// `printHorizontalPodAutoscaler`, for `autoscaling/v2` objects and `v1` ones (whose CPU
+/// target reads as a Resource metric, as the internal version holds it).
+fn hpa_row(o: &Value, now: jiff::Timestamp) -> Row {
+    let reference = format!(
+        "{}/{}",
+        text(o, "/spec/scaleTargetRef/kind"),
+        text(o, "/spec/scaleTargetRef/name")
+    );
+    let targets = if let Some(cpu) = o.pointer("/spec/targetCPUUtilizationPercentage") {
+        let current = o
+            .pointer("/status/currentCPUUtilizationPercentage")
+            .and_then(Value::as_i64)
+            .map_or("<unknown>".to_string(), |c| format!("{c}%"));
+        format!("cpu: {current}/{}%", cpu.as_i64().unwrap_or(0))
+    } else {
+        hpa_metrics(list(o, "/spec/metrics"), list(o, "/status/currentMetrics"))
+    };
+    let min = o
+        .pointer("/spec/minReplicas")
+        .and_then(Value::as_i64)
+        .map_or("<unset>".to_string(), |m| m.to_string());
+    cells(vec![
+        n(o),
+        s(&reference),
+        s(&targets),
+        s(&min),
+        json!(int(o, "/spec/maxReplicas")),
+        json!(int(o, "/status/currentReplicas")),
+        a(o, now),
+    ])
+}
+
+/// `formatHPAMetrics`: `current/target` per metric, at most two then `+ N more...`.
+fn hpa_metrics(specs: &[Value], statuses: &[Value]) -> String {
+    if specs.is_empty() {
+        return "<none>".to_string();
+    }
+    let unknown = || "<unknown>".to_string();
+    let quantity = |v: Option<&Value>| v.and_then(Value::as_str).map(str::to_string);
+    let mut shown = Vec::new();
+    for (i, spec) in specs.iter().enumerate() {
+        let status = statuses.get(i);
+        let kind = text(spec, "/type");
+        let source = match kind {
+            "External" => "external",
+            "Pods" => "pods",
+            "Object" => "object",
+            "Resource" => "resource",
+            "ContainerResource" => "containerResource",
+            _ => {
+                shown.push("<unknown type>".to_string());
+                continue;
+            }
+        };
+        let target = spec
+            .pointer(&format!("/{source}/target"))
+            .cloned()
+            .unwrap_or_default();
+        let current = status.and_then(|s| s.pointer(&format!("/{source}/current")).cloned());
+        let entry = match kind {
+            "Pods" => format!(
+                "{}/{}",
+                quantity(current.as_ref().and_then(|c| c.get("averageValue")))
+                    .unwrap_or_else(unknown),
+                text(&target, "/averageValue")
+            ),
+            "External" | "Object" => match target.get("averageValue") {
+                Some(avg) => format!(
+                    "{}/{} (avg)",
+                    quantity(current.as_ref().and_then(|c| c.get("averageValue")))
+                        .unwrap_or_else(unknown),
+                    avg.as_str().unwrap_or("")
+                ),
+                None => format!(
+                    "{}/{}",
+                    quantity(current.as_ref().and_then(|c| c.get("value"))).unwrap_or_else(unknown),
+                    text(&target, "/value")
+                ),
+            },
+            _ => {
+                let name = text(spec, &format!("/{source}/name"));
+                match target.get("averageValue") {
+                    Some(avg) => format!(
+                        "{name}: {}/{}",
+                        quantity(current.as_ref().and_then(|c| c.get("averageValue")))
+                            .unwrap_or_else(unknown),
+                        avg.as_str().unwrap_or("")
+                    ),
+                    None => {
+                        let current = current
+                            .as_ref()
+                            .and_then(|c| c.get("averageUtilization"))
+                            .and_then(Value::as_i64)
+                            .map_or_else(unknown, |u| format!("{u}%"));
+                        let target = target
+                            .get("averageUtilization")
+                            .and_then(Value::as_i64)
+                            .map_or("<auto>".to_string(), |u| format!("{u}%"));
+                        format!("{name}: {current}/{target}")
+                    }
+                }
+            }
+        };
+        shown.push(entry);
+    }
+    let count = shown.len();
+    if count > 2 {
+        format!("{} + {} more...", shown[..2].join(", "), count - 2)
+    } else {
+        shown.join(", ")
+    }
 }
