@@ -171,12 +171,12 @@ async fn answer(state: &Arc<State>, mut req: Request<Incoming>, path: &str) -> R
         }
         Route::OpenApiV3 => {
             let crds = crate::ops::crd_schemas(&state.store.lock());
-            body::json(200, &crate::openapi::v3_index(&crds))
+            openapi::v3_index(&crate::openapi::v3_index(&crds), req.headers())
         }
         Route::OpenApiV3Gv { group, version } => {
             let crds = crate::ops::crd_schemas(&state.store.lock());
             match crate::openapi::v3_group_version(&group, &version, &crds) {
-                Some(doc) => openapi::v3(&doc, req.headers()),
+                Some(doc) => openapi::v3(&doc, req.headers(), req.uri().query()),
                 None => body::error(&ApiError::no_route()),
             }
         }

@@ -35,9 +35,48 @@ pub(crate) fn v2(document: &Value, headers: &HeaderMap) -> Response<Body> {
 
 /// The answer at `/openapi/v3/<group-version>`. kube-openapi also offers the v3 protobuf
 /// form; rein-testenv does not encode it, so a client that accepts only that form gets 406
-/// (kubectl asks for JSON).
-pub(crate) fn v3(document: &Value, headers: &HeaderMap) -> Response<Body> {
-    respond(document, headers, &[("application/json", Form::Json)])
+/// (kubectl asks for JSON). With the index's `hash` in the query the answer may be cached
+/// for good (`Cache-Control: public, immutable`, `Expires` a year on).
+pub(crate) fn v3(document: &Value, headers: &HeaderMap, query: Option<&str>) -> Response<Body> {
+    let mut resp = respond(document, headers, &[("application/json", Form::Json)]);
+    let hashed = form_urlencoded::parse(query.unwrap_or("").as_bytes())
+        .any(|(k, v)| k == "hash" && !v.is_empty());
+    if hashed && resp.status() == StatusCode::OK {
+        let expires = jiff::Timestamp::now()
+            .to_zoned(jiff::tz::TimeZone::UTC)
+            .saturating_add(jiff::Span::new().years(1));
+        let out = resp.headers_mut();
+        out.insert(
+            header::CACHE_CONTROL,
+            HeaderValue::from_static("public, immutable"),
+        );
+        if let Ok(value) =
+            HeaderValue::from_str(&expires.strftime("%a, %d %b %Y %H:%M:%S UTC").to_string())
+        {
+            out.insert(header::EXPIRES, value);
+        }
+    }
+    resp
+}
+
+/// The answer at `/openapi/v3`: the index, always JSON (kube-openapi does not negotiate it),
+/// with its `ETag` and 304.
+pub(crate) fn v3_index(document: &Value, headers: &HeaderMap) -> Response<Body> {
+    let mut resp = respond(
+        document,
+        &HeaderMap::new(),
+        &[("application/json", Form::Json)],
+    );
+    if let Some(etag) = resp.headers().get(header::ETAG).cloned()
+        && headers
+            .get(header::IF_NONE_MATCH)
+            .is_some_and(|v| v.as_bytes() == etag.as_bytes())
+    {
+        resp = bare(StatusCode::NOT_MODIFIED);
+        resp.headers_mut().insert(header::ETAG, etag);
+    }
+    resp.headers_mut().remove(header::VARY);
+    resp
 }
 
 fn respond(document: &Value, headers: &HeaderMap, offered: &[(&str, Form)]) -> Response<Body> {
