@@ -166,12 +166,8 @@ async fn convert_event(
         .pop()
         .unwrap_or_default();
     event["object"] = if let Some(include) = table {
-        let rv = obj
-            .pointer("/metadata/resourceVersion")
-            .and_then(Value::as_str)
-            .and_then(|rv| rv.parse().ok())
-            .unwrap_or_default();
-        let mut table = super::table::table(def, version, &[&Arc::new(obj)], rv, None, include);
+        let page = super::table::Page::of_object(&obj);
+        let mut table = super::table::table(def, version, &[&Arc::new(obj)], page, include);
         if headers_sent.swap(true, Ordering::Relaxed) {
             table["columnDefinitions"] = Value::Null;
         }

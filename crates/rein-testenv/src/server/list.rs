@@ -188,8 +188,11 @@ async fn list(
                 def,
                 &path.version,
                 &rows,
-                list_rv,
-                continue_token.as_deref(),
+                table::Page {
+                    rv: list_rv,
+                    continue_token: continue_token.as_deref(),
+                    remaining: (continue_token.is_some() && !filtered).then_some(remaining),
+                },
                 include,
             ),
         ));

@@ -163,10 +163,10 @@ async fn respond(state: &Arc<State>, req: Request<Incoming>, path: ResourcePath)
                 && a.body.get("kind").and_then(Value::as_str) == Some(path.def.kind.as_str())
             {
                 let obj = a.body;
-                let rv = state.store.current_rv();
+                let page = super::table::Page::of_object(&obj);
                 body::json(
                     200,
-                    &super::table::table(&path.def, &path.version, &[&obj], rv, None, include),
+                    &super::table::table(&path.def, &path.version, &[&obj], page, include),
                 )
             } else {
                 body::json(a.code, &a.body)

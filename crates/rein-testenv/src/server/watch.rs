@@ -91,8 +91,17 @@ impl Filter {
         let _ = write!(out, "{{\"type\":\"{}\",\"object\":", kind.as_str());
         if let Some(include) = self.table {
             let version = self.api_version.rsplit('/').next().unwrap_or_default();
-            let mut table =
-                super::table::table(&self.def, version, &[&obj.value()], event.rv, None, include);
+            let mut table = super::table::table(
+                &self.def,
+                version,
+                &[&obj.value()],
+                super::table::Page {
+                    rv: event.rv,
+                    continue_token: None,
+                    remaining: None,
+                },
+                include,
+            );
             if self.headers_sent.swap(true, Ordering::Relaxed) {
                 table["columnDefinitions"] = serde_json::Value::Null;
             }

@@ -516,3 +516,33 @@ async fn quota_and_autoscaler_cells() {
     assert_eq!(cells[3], "2");
     assert_eq!(cells[4], 5);
 }
+
+#[tokio::test]
+async fn table_metadata_follows_the_list_or_the_object() {
+    let env = TestEnv::start().await.expect("starts");
+    let api: Api<DynamicObject> = Api::namespaced_with(
+        env.client(),
+        "default",
+        &ApiResource::erase::<k8s_openapi::api::core::v1::ConfigMap>(&()),
+    );
+    let mut rvs = Vec::new();
+    for name in ["a", "b", "c"] {
+        let cm: DynamicObject = serde_json::from_value(
+            json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": name}}),
+        )
+        .expect("config map");
+        let created = api
+            .create(&PostParams::default(), &cm)
+            .await
+            .expect("creates");
+        rvs.push(created.metadata.resource_version.expect("rv"));
+    }
+    // Four with kube-root-ca.crt: a page of one leaves three.
+    let (_, page) = table(&env, "/api/v1/namespaces/default/configmaps?limit=1").await;
+    assert!(page["metadata"]["continue"].is_string(), "{page}");
+    assert_eq!(page["metadata"]["remainingItemCount"], 3);
+    // One object's Table carries that object's resourceVersion.
+    let (_, one) = table(&env, "/api/v1/namespaces/default/configmaps/a").await;
+    assert_eq!(one["metadata"]["resourceVersion"], rvs[0].as_str());
+    assert_eq!(one["rows"].as_array().map(Vec::len), Some(1));
+}

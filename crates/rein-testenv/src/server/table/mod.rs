@@ -52,19 +52,46 @@ pub(crate) fn requested(headers: &HeaderMap, q: &Query) -> Result<Option<Include
     }
 }
 
+/// The list metadata a Table carries: kube copies the list's, or a single object's
+/// `resourceVersion`.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Page<'a> {
+    /// `metadata.resourceVersion`.
+    pub(crate) rv: u64,
+    /// `metadata.continue`, when there are more items.
+    pub(crate) continue_token: Option<&'a str>,
+    /// `metadata.remainingItemCount`, when known.
+    pub(crate) remaining: Option<usize>,
+}
+
+impl Page<'_> {
+    /// The metadata of a one-object Table: the object's `resourceVersion`.
+    pub(crate) fn of_object(obj: &Value) -> Page<'static> {
+        let rv = obj
+            .pointer("/metadata/resourceVersion")
+            .and_then(Value::as_str)
+            .and_then(|rv| rv.parse().ok())
+            .unwrap_or_default();
+        Page {
+            rv,
+            continue_token: None,
+            remaining: None,
+        }
+    }
+}
+
 /// A Table of `items` of `def` served at `version`.
 pub(crate) fn table(
     def: &ResourceDef,
     version: &str,
     items: &[&Arc<Value>],
-    rv: u64,
-    continue_token: Option<&str>,
+    page: Page<'_>,
     include: Include,
 ) -> Value {
     let api_version = def.api_version(version);
     let object = |obj: &Value| row_object(obj, include, &def.kind, &api_version);
     if let Some(custom) = def.custom_version(version) {
-        return custom_table(&custom.columns, items, rv, continue_token, &object);
+        return custom_table(&custom.columns, items, page, &object);
     }
     let now = jiff::Timestamp::now();
     let Some(printer) = printers::printer(&def.group, &def.plural) else {
@@ -88,7 +115,7 @@ pub(crate) fn table(
                 )
             })
             .collect();
-        return assemble(columns, rows, rv, continue_token);
+        return assemble(columns, rows, page);
     };
     let columns = printer
         .columns
@@ -106,7 +133,7 @@ pub(crate) fn table(
             row(printed.cells, printed.conditions, object(obj))
         })
         .collect();
-    assemble(columns, rows, rv, continue_token)
+    assemble(columns, rows, page)
 }
 
 /// A row's `object`: as kube-apiserver's `asTable` fills it for `include`.
@@ -131,8 +158,7 @@ fn row_object(obj: &Value, include: Include, kind: &str, api_version: &str) -> V
 fn custom_table(
     printer_columns: &[PrinterColumn],
     items: &[&Arc<Value>],
-    rv: u64,
-    continue_token: Option<&str>,
+    page: Page<'_>,
     object: &dyn Fn(&Value) -> Value,
 ) -> Value {
     let mut columns = vec![column("Name", "string", "name", printers::meta("name"))];
@@ -155,7 +181,7 @@ fn custom_table(
             row(cells, None, object(obj))
         })
         .collect();
-    assemble(columns, rows, rv, continue_token)
+    assemble(columns, rows, page)
 }
 
 /// A printer column's cell for the value its JSONPath found, as kube-apiserver's
@@ -203,10 +229,13 @@ fn row(cells: Vec<Value>, conditions: Option<Value>, object: Value) -> Value {
     row
 }
 
-fn assemble(columns: Vec<Value>, rows: Vec<Value>, rv: u64, continue_token: Option<&str>) -> Value {
-    let mut meta = json!({"resourceVersion": rv.to_string()});
-    if let Some(c) = continue_token {
+fn assemble(columns: Vec<Value>, rows: Vec<Value>, page: Page<'_>) -> Value {
+    let mut meta = json!({"resourceVersion": page.rv.to_string()});
+    if let Some(c) = page.continue_token {
         meta["continue"] = json!(c);
+    }
+    if let Some(n) = page.remaining {
+        meta["remainingItemCount"] = json!(n);
     }
     json!({
         "kind": "Table",
