@@ -157,3 +157,61 @@ fn get_pods_wide_and_sorted_by_object_fields() {
     assert_eq!(wide[1][..3], ["a", "0/1", "Running"]);
     assert_eq!(wide[1][5..], ["10.0.0.9", "<none>", "<none>", "<none>"]);
 }
+
+#[test]
+fn get_events_crds_and_wide_deployments() {
+    let server = Server::start();
+    let event = "apiVersion: v1
+kind: Event
+metadata:
+  name: web.1
+involvedObject:
+  kind: Pod
+  name: web
+  namespace: default
+reason: Pulled
+type: Normal
+message: pulled the image
+source:
+  component: kubelet
+";
+    server.ok_with_input(&["create", "-f", "-"], Some(event));
+    let events = table_lines(&server.ok(&["get", "events"]));
+    assert_eq!(
+        events[0],
+        ["LAST", "SEEN", "TYPE", "REASON", "OBJECT", "MESSAGE"]
+    );
+    assert_eq!(
+        events[1][1..],
+        ["Normal", "Pulled", "pod/web", "pulled", "the", "image"]
+    );
+
+    server.ok(&["apply", "-f", &super::kubectl::fixture("widget-crd.yaml")]);
+    let crds = table_lines(&server.ok(&["get", "crds"]));
+    assert_eq!(crds[0], ["NAME", "CREATED", "AT"]);
+    assert!(crds[1][1].ends_with('Z'), "{crds:?}");
+
+    server.ok(&[
+        "create",
+        "deployment",
+        "web",
+        "--image=nginx:1.27",
+        "--replicas=2",
+    ]);
+    let wide = table_lines(&server.ok(&["get", "deployments", "-o", "wide"]));
+    assert_eq!(
+        wide[0],
+        [
+            "NAME",
+            "READY",
+            "UP-TO-DATE",
+            "AVAILABLE",
+            "AGE",
+            "CONTAINERS",
+            "IMAGES",
+            "SELECTOR"
+        ]
+    );
+    assert_eq!(wide[1][..4], ["web", "0/2", "0", "0"]);
+    assert_eq!(wide[1][5..], ["nginx", "nginx:1.27", "app=web"]);
+}
