@@ -623,3 +623,49 @@ fn security_definition(item: &Map<String, Value>) -> Msg {
     m.message(choice, inner);
     m
 }
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::v2_document;
+
+    #[test]
+    fn oneofs_and_extensions_encode_as_gnostic_marshals_them() {
+        // Document{swagger: "2.0", definitions: {A: {additionalProperties: false}}, x-a: 1}:
+        // the false boolean of the oneof is written; the extension's value is YAML.
+        let doc = json!({
+            "swagger": "2.0",
+            "definitions": {"A": {"additionalProperties": false}},
+            "x-a": 1,
+        });
+        let expected: &[u8] = &[
+            0x0a, 0x03, b'2', b'.', b'0', // swagger = 1
+            0x4a, 0x0c, // definitions = 9
+            0x0a, 0x0a, // NamedSchema
+            0x0a, 0x01, b'A', // name
+            0x12, 0x05, // value: Schema
+            0xaa, 0x01, 0x02, 0x10, 0x00, // additional_properties = 21 { boolean = 2: false }
+            0x82, 0x01, 0x0b, // vendor_extension = 16
+            0x0a, 0x03, b'x', b'-', b'a', // name
+            0x12, 0x04, 0x12, 0x02, b'1', b'\n', // value: Any { yaml = 2: "1\n" }
+        ];
+        assert_eq!(v2_document(&doc), expected);
+    }
+
+    #[test]
+    fn references_pick_the_json_reference_member() {
+        let doc = json!({"paths": {"/x": {"parameters": [{"$ref": "#/parameters/p"}]}}});
+        let mut expected = vec![
+            0x42, 0x1c, // paths = 8
+            0x12, 0x1a, // path = 2: NamedPathItem
+            0x0a, 0x02, b'/', b'x', // name
+            0x12, 0x14, // value: PathItem
+            0x4a, 0x12, // parameters = 9: ParametersItem
+            0x12, 0x10, // json_reference = 2
+            0x0a, 0x0e, // _ref = 1
+        ];
+        expected.extend_from_slice(b"#/parameters/p");
+        assert_eq!(v2_document(&doc), expected);
+    }
+}
