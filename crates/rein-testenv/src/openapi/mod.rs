@@ -10,11 +10,13 @@
 
 mod builtin;
 mod document;
+mod protobuf;
 #[cfg(test)]
 mod tests;
 mod validate;
 
 pub(crate) use document::{v2_document, v3_group_version, v3_index};
+pub(crate) use protobuf::v2_document as v2_protobuf;
 pub(crate) use validate::unknown_fields;
 
 /// The definition name of a built-in kind (`io.k8s.api.apps.v1.Deployment`) and every
@@ -33,6 +35,17 @@ pub(crate) fn builtin_schema(
         .iter()
         .find(|r| r.gvk.group == group && r.gvk.version == version && r.gvk.kind == kind)
         .map(|r| (r.definition.as_str(), &builtins.definitions))
+}
+
+/// The description of `field` in built-in definition `definition` (as Go's `SwaggerDoc()`
+/// gives it; Table column descriptions quote these), or `""`.
+pub(crate) fn field_description(definition: &str, field: &str) -> &'static str {
+    builtin::builtins()
+        .definitions
+        .get(definition)
+        .and_then(|d| d.pointer(&format!("/properties/{field}/description")))
+        .and_then(serde_json::Value::as_str)
+        .unwrap_or("")
 }
 
 /// Every built-in definition by name (the protobuf table generator checks JSON names here).

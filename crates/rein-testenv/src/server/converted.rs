@@ -11,6 +11,7 @@
 
 use std::convert::Infallible;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use bytes::Bytes;
 use http::Response;
@@ -24,6 +25,7 @@ use super::body::Body;
 use super::objects::{Answer, Ctx};
 use super::query::Query;
 use super::route::ResourcePath;
+use super::table::Include;
 use crate::ops::{self, Subresource, Target};
 use crate::patch::{self, PatchType};
 use crate::resources::ResourceDef;
@@ -89,16 +91,19 @@ pub(super) fn watch(
     state: Arc<State>,
     path: &ResourcePath,
     resp: Response<Body>,
-    table: bool,
+    table: Option<Include>,
 ) -> Response<Body> {
     let (parts, body) = resp.into_parts();
     let def = path.def.clone();
     let version = path.version.clone();
     let chunks = body.into_data_stream();
+    // Column definitions go with the first Table event only, as kube-apiserver sends them.
+    let headers_sent = Arc::new(AtomicBool::new(false));
     let stream = futures::stream::unfold(
         (chunks, Vec::<u8>::new(), false),
         move |(mut chunks, mut pending, done)| {
             let (state, def, version) = (state.clone(), def.clone(), version.clone());
+            let headers_sent = headers_sent.clone();
             async move {
                 use futures::StreamExt as _;
                 if done {
@@ -114,7 +119,7 @@ pub(super) fn watch(
                 let mut out = Vec::with_capacity(complete.len());
                 let mut failed = false;
                 for line in complete.split(|b| *b == b'\n').filter(|l| !l.is_empty()) {
-                    match convert_event(&state, &def, &version, line, table).await {
+                    match convert_event(&state, &def, &version, line, table, &headers_sent).await {
                         Ok(converted) => out.extend_from_slice(&converted),
                         Err(err) => {
                             let event = json!({"type": "ERROR", "object": err.to_status()});
@@ -140,7 +145,8 @@ async fn convert_event(
     def: &ResourceDef,
     version: &str,
     line: &[u8],
-    table: bool,
+    table: Option<Include>,
+    headers_sent: &AtomicBool,
 ) -> Result<Vec<u8>, ApiError> {
     let Ok(mut event) = serde_json::from_slice::<Value>(line) else {
         return Ok(line.to_vec());
@@ -151,7 +157,7 @@ async fn convert_event(
         return Ok(line.to_vec());
     }
     let same_version = object.get("apiVersion").and_then(Value::as_str) == Some(desired.as_str());
-    if same_version && !table {
+    if same_version && table.is_none() {
         return Ok(line.to_vec());
     }
     let obj = event["object"].take();
@@ -159,13 +165,13 @@ async fn convert_event(
         .await?
         .pop()
         .unwrap_or_default();
-    event["object"] = if table {
-        let rv = obj
-            .pointer("/metadata/resourceVersion")
-            .and_then(Value::as_str)
-            .and_then(|rv| rv.parse().ok())
-            .unwrap_or_default();
-        super::table::table(def, version, &[&Arc::new(obj)], rv, None)
+    event["object"] = if let Some(include) = table {
+        let page = super::table::Page::of_object(&obj);
+        let mut table = super::table::table(def, version, &[&Arc::new(obj)], page, include);
+        if headers_sent.swap(true, Ordering::Relaxed) {
+            table["columnDefinitions"] = Value::Null;
+        }
+        table
     } else {
         obj
     };

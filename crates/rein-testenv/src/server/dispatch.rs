@@ -14,7 +14,7 @@ use serde_json::json;
 
 use super::body::{self, Body};
 use super::route::{self, Route};
-use super::{State, access, aggregated, discovery, health, objects};
+use super::{State, access, aggregated, discovery, health, objects, openapi};
 use crate::requests::{RequestRecord, RequestStage};
 use crate::status::ApiError;
 
@@ -167,16 +167,16 @@ async fn answer(state: &Arc<State>, mut req: Request<Incoming>, path: &str) -> R
         }
         Route::OpenApiV2 => {
             let crds = crate::ops::crd_schemas(&state.store.lock());
-            body::json(200, &crate::openapi::v2_document(&crds))
+            openapi::v2(&crate::openapi::v2_document(&crds), req.headers())
         }
         Route::OpenApiV3 => {
             let crds = crate::ops::crd_schemas(&state.store.lock());
-            body::json(200, &crate::openapi::v3_index(&crds))
+            openapi::v3_index(&crate::openapi::v3_index(&crds), req.headers())
         }
         Route::OpenApiV3Gv { group, version } => {
             let crds = crate::ops::crd_schemas(&state.store.lock());
             match crate::openapi::v3_group_version(&group, &version, &crds) {
-                Some(doc) => body::json(200, &doc),
+                Some(doc) => openapi::v3(&doc, req.headers(), req.uri().query()),
                 None => body::error(&ApiError::no_route()),
             }
         }

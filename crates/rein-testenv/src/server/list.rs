@@ -179,7 +179,7 @@ async fn list(
         Some(last) if more => Some(encode_continue(list_rv, &last.key())),
         _ => None,
     };
-    if table::wanted(headers) {
+    if let Some(include) = table::requested(headers, q)? {
         let decoded: Vec<Arc<Value>> = page.iter().map(|o| o.value()).collect();
         let rows: Vec<&Arc<Value>> = decoded.iter().collect();
         return Ok(body::json(
@@ -188,8 +188,12 @@ async fn list(
                 def,
                 &path.version,
                 &rows,
-                list_rv,
-                continue_token.as_deref(),
+                table::Page {
+                    rv: list_rv,
+                    continue_token: continue_token.as_deref(),
+                    remaining: (continue_token.is_some() && !filtered).then_some(remaining),
+                },
+                include,
             ),
         ));
     }

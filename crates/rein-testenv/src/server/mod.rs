@@ -14,6 +14,7 @@ mod health;
 mod jsonpath;
 mod list;
 mod objects;
+mod openapi;
 mod options;
 mod query;
 mod represent;

@@ -73,7 +73,10 @@ async fn respond(state: &Arc<State>, req: Request<Incoming>, path: ResourcePath)
         ));
     }
     let method = req.method().clone();
-    let wants_table = super::table::wanted(req.headers());
+    let wants_table = match super::table::requested(req.headers(), &q) {
+        Ok(t) => t,
+        Err(e) => return body::error(&e),
+    };
     let repr = Representation::negotiate(req.headers());
     let is_watch = q.watch || path.watch_prefix;
     if method == Method::GET && (path.name.is_none() || is_watch) {
@@ -132,7 +135,7 @@ async fn respond(state: &Arc<State>, req: Request<Incoming>, path: ResourcePath)
         plugins: state.plugins,
     };
     if method == Method::GET
-        && !wants_table
+        && wants_table.is_none()
         && let Some(name) = path.name.as_deref()
         && let Some(json) = ctx.get_as_stored(name, path.subresource.as_deref())
     {
@@ -154,16 +157,16 @@ async fn respond(state: &Arc<State>, req: Request<Incoming>, path: ResourcePath)
     };
     let resp = match answer {
         Ok(a) => {
-            let mut resp = if wants_table
+            let mut resp = if let Some(include) = wants_table
                 && a.code == 200
                 && path.subresource.is_none()
                 && a.body.get("kind").and_then(Value::as_str) == Some(path.def.kind.as_str())
             {
                 let obj = a.body;
-                let rv = state.store.current_rv();
+                let page = super::table::Page::of_object(&obj);
                 body::json(
                     200,
-                    &super::table::table(&path.def, &path.version, &[&obj], rv, None),
+                    &super::table::table(&path.def, &path.version, &[&obj], page, include),
                 )
             } else {
                 body::json(a.code, &a.body)

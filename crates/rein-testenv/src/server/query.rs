@@ -27,6 +27,8 @@ pub(crate) struct Query {
     pub(crate) propagation_policy: Option<String>,
     pub(crate) grace_period_seconds: Option<i64>,
     pub(crate) orphan_dependents: Option<bool>,
+    /// `includeObject` of a Table request (`None`, `Metadata`, `Object`).
+    pub(crate) include_object: Option<String>,
 }
 
 impl Query {
@@ -49,6 +51,7 @@ impl Query {
                     q.resource_version_match = Some(v).filter(|s| !s.is_empty())
                 }
                 "watch" => q.watch = truthy(&v),
+                "includeObject" => q.include_object = Some(v),
                 "allowWatchBookmarks" => q.allow_bookmarks = truthy(&v),
                 "timeoutSeconds" => {
                     q.timeout_seconds = Some(v.parse().map_err(|_| bad("timeoutSeconds", &v))?)

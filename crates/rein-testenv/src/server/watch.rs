@@ -7,6 +7,7 @@
 use std::convert::Infallible;
 use std::io::Write as _;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use bytes::Bytes;
@@ -21,6 +22,7 @@ use super::body::{self, Body};
 use super::list::{self as list_handler, Selection, served_as_stored, write_served};
 use super::query::Query;
 use super::route::ResourcePath;
+use super::table::Include;
 use crate::resources::ResourceDef;
 use crate::selectors::{FieldSelector, LabelSelector};
 use crate::status::ApiError;
@@ -37,11 +39,14 @@ struct Filter {
     api_version: String,
     kind: String,
     /// Send each object as a one-row `meta.k8s.io` Table (`kubectl get -w`).
-    table: bool,
+    table: Option<Include>,
     /// Send each object as `PartialObjectMetadata` (metadata-only watches).
     partial: bool,
     /// The resource has webhook conversion (objects go out as stored; the stream is converted).
     converted: bool,
+    /// Whether a Table event went out: kube-apiserver sends the column definitions with the
+    /// first only (`NoHeaders` after it).
+    headers_sent: AtomicBool,
 }
 
 impl Filter {
@@ -74,7 +79,7 @@ impl Filter {
 
     fn encode_into(&self, out: &mut Vec<u8>, kind: EventType, event: &Event) {
         let obj = &event.object;
-        if !self.table
+        if self.table.is_none()
             && !self.partial
             && (self.converted
                 || served_as_stored(&self.def, &self.version, &self.api_version, obj))
@@ -84,9 +89,22 @@ impl Filter {
             return;
         }
         let _ = write!(out, "{{\"type\":\"{}\",\"object\":", kind.as_str());
-        if self.table {
+        if let Some(include) = self.table {
             let version = self.api_version.rsplit('/').next().unwrap_or_default();
-            let table = super::table::table(&self.def, version, &[&obj.value()], event.rv, None);
+            let mut table = super::table::table(
+                &self.def,
+                version,
+                &[&obj.value()],
+                super::table::Page {
+                    rv: event.rv,
+                    continue_token: None,
+                    remaining: None,
+                },
+                include,
+            );
+            if self.headers_sent.swap(true, Ordering::Relaxed) {
+                table["columnDefinitions"] = serde_json::Value::Null;
+            }
             let _ = serde_json::to_writer(&mut *out, &table);
         } else if self.partial {
             let partial = super::represent::partial_object(&obj.decode());
@@ -122,7 +140,7 @@ pub(crate) async fn serve(
     state: &Arc<State>,
     path: &ResourcePath,
     q: &Query,
-    table: bool,
+    table: Option<Include>,
     partial: bool,
 ) -> Response<Body> {
     match start(state, path, q, table, partial).await {
@@ -158,7 +176,7 @@ async fn start(
     state: &Arc<State>,
     path: &ResourcePath,
     q: &Query,
-    table: bool,
+    table: Option<Include>,
     partial: bool,
 ) -> Result<Response<Body>, ApiError> {
     let def = &path.def;
@@ -179,9 +197,10 @@ async fn start(
         api_version: def.api_version(&path.version),
         kind: def.kind.clone(),
         // A converted resource's rows are built once its objects are converted.
-        table: table && !super::converted::applies(def),
+        table: table.filter(|_| !super::converted::applies(def)),
         partial,
         converted: super::converted::applies(def),
+        headers_sent: AtomicBool::new(false),
     };
     super::options::check_watch(q)?;
     let initial_events = q.send_initial_events == Some(true);
