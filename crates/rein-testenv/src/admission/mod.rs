@@ -163,6 +163,9 @@ pub(crate) struct Admitted {
     pub(crate) object: Option<Value>,
     /// `Warning` texts, in order, without repeats.
     pub(crate) warnings: Vec<String>,
+    /// A mutating webhook changed the object: kube-apiserver then runs the built-in mutating
+    /// plugins once more (its reinvocation), so they see what the webhooks added.
+    pub(crate) changed: bool,
 }
 
 /// Whether some stored webhook's rules match the write, so the write must be admitted
@@ -191,6 +194,7 @@ pub(crate) async fn admit(
         return Ok(Admitted {
             object: new,
             warnings: Vec::new(),
+            changed: false,
         });
     }
     let (mutating, validating) = configurations(store);
@@ -218,14 +222,20 @@ pub(crate) async fn admit(
         (Some(obj), Operation::Create) => before_create(obj, attrs.name.is_empty()),
         _ => Vec::new(),
     };
+    let before = (!mutating.is_empty()).then(|| new.clone()).flatten();
     let mut object = dispatch::mutate(&call, &mutating, new, &mut warnings).await?;
+    let changed = before.is_some() && object != before;
     if let Some(Value::Object(meta)) = object.as_mut().and_then(|o| o.get_mut("metadata")) {
         meta.extend(assigned);
     }
     dispatch::validate(&call, &validating, object.as_ref(), &mut warnings).await?;
     let mut seen = std::collections::HashSet::new();
     warnings.retain(|w| seen.insert(w.clone()));
-    Ok(Admitted { object, warnings })
+    Ok(Admitted {
+        object,
+        warnings,
+        changed,
+    })
 }
 
 /// Takes from a create's object what kube-apiserver's `BeforeCreate` assigns between mutating

@@ -166,7 +166,8 @@ impl Ctx<'_> {
         .await?;
         let object = admitted.object.unwrap_or_default();
         let bytes = Bytes::from(serde_json::to_vec(&object).unwrap_or_default());
-        let commit = self.with(self.q, &bytes, "application/json", !as_sent);
+        let mut commit = self.with(self.q, &bytes, "application/json", !as_sent);
+        commit.reinvoke_plugins = admitted.changed;
         let mut answer = match operation {
             Operation::Create => commit.create(),
             _ => commit.update(&name, sub),

@@ -132,6 +132,7 @@ async fn respond(state: &Arc<State>, req: Request<Incoming>, path: ResourcePath)
         content_type: &content_type,
         field_manager,
         admitted: false,
+        reinvoke_plugins: false,
         plugins: state.plugins,
     };
     if method == Method::GET
@@ -228,6 +229,8 @@ pub(super) struct Ctx<'a> {
     /// The body is an object admission already built (managedFields included): write it as
     /// it is.
     admitted: bool,
+    /// A webhook changed the admitted object: the built-in mutating plugins run on it again.
+    pub(super) reinvoke_plugins: bool,
     /// The built-in admission plugins this write runs.
     pub(super) plugins: crate::plugins::Plugins,
 }
@@ -252,6 +255,7 @@ impl<'a> Ctx<'a> {
             content_type,
             field_manager: self.field_manager.clone(),
             admitted,
+            reinvoke_plugins: false,
             plugins: self.plugins,
         }
     }
@@ -475,9 +479,10 @@ impl<'a> Ctx<'a> {
     }
 
     /// The mutating built-in admission plugins on a create (not again on the write of an
-    /// object the webhooks admitted: they saw it after these plugins).
+    /// object the webhooks admitted, as they saw it after these plugins, unless a webhook
+    /// changed it: kube-apiserver's reinvocation runs them once more).
     fn mutate(&self, txn: &Txn<'_>, obj: &mut Value) -> Result<(), ApiError> {
-        if self.admitted {
+        if self.admitted && !self.reinvoke_plugins {
             return Ok(());
         }
         let ns = self.path.namespace.as_deref();

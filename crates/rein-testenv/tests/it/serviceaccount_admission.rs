@@ -302,3 +302,52 @@ async fn mutating_plugins_can_be_turned_off() {
         assert!(spec.get(field).is_none(), "{field}: {spec}");
     }
 }
+
+/// A mutating webhook that adds a container makes kube-apiserver run the built-in mutating
+/// plugins once more (its reinvocation): the new container gets the token mount too.
+#[tokio::test]
+async fn a_container_a_webhook_adds_gets_the_token_mount() {
+    use crate::admission_support::{Webhook, core_rules, entry, install, patch};
+    let env = TestEnv::start().await.expect("starts");
+    let hook = Webhook::start(|_| {
+        patch(json!([{"op": "add", "path": "/spec/containers/-",
+                      "value": {"name": "sidecar", "image": "proxy:1"}}]))
+    })
+    .await;
+    install(
+        &env,
+        "Mutating",
+        "sidecar",
+        vec![entry(
+            "sidecar.example.com",
+            &hook,
+            "/m",
+            core_rules(&["CREATE"], &["pods"]),
+            json!({}),
+        )],
+    )
+    .await;
+    let pods: Api<Pod> = Api::namespaced(env.client(), "default");
+    let created = create(
+        &pods,
+        serde_json::to_value(pod("p", json!({}))).expect("json"),
+    )
+    .await;
+    let containers = created["spec"]["containers"]
+        .as_array()
+        .expect("containers");
+    assert_eq!(containers.len(), 2, "{containers:?}");
+    let volume = created["spec"]["volumes"][0]["name"]
+        .as_str()
+        .expect("volume");
+    for container in containers {
+        assert_eq!(
+            container["volumeMounts"],
+            json!([{"name": volume, "readOnly": true,
+                    "mountPath": "/var/run/secrets/kubernetes.io/serviceaccount"}]),
+            "{}",
+            container["name"]
+        );
+    }
+    assert_eq!(created["spec"]["volumes"].as_array().map(Vec::len), Some(1));
+}
