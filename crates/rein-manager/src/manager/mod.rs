@@ -224,7 +224,8 @@ impl Manager {
     /// Wraps `reconciler` for the sharded kind `K` ([`Options::sharding`]): it reconciles
     /// only the objects the ring assigned to this replica, only while this replica is a
     /// member, and never an object being handed over. Give it to a controller for `K` whose
-    /// options say `need_leader_election: false` (every replica runs it).
+    /// options say `need_leader_election: false` (every replica runs it). The builder's
+    /// `sharded()` does both for you; do not combine them.
     pub fn sharded<K: rein_scheme::Object, R: Reconciler>(
         &self,
         reconciler: R,

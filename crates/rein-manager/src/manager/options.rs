@@ -28,7 +28,9 @@ pub struct Options {
     pub cache: CacheOptions,
     /// The client: kinds read uncached, whether dynamic objects are cached, field owner.
     pub client: ClientOptions,
-    /// Leader election for the leader-only runnables (default: off).
+    /// Leader election for the leader-only runnables (default: off). Standby replicas warm
+    /// those up ([`Runnable::warm_up`](rein_controller::Runnable::warm_up)): controllers with
+    /// `enable_warmup` sync their sources before they lead.
     pub leader_election: Option<LeaderElectionOptions>,
     /// Serve `/healthz` and `/readyz` (default: off). `/readyz` includes a `cache-sync`
     /// check that fails until the caches have synced.
@@ -59,10 +61,12 @@ pub struct Options {
     /// request, within [`Options::request_timeouts`].
     pub rate_limit: Option<RateLimitConfig>,
     /// Active-active sharding (default: off): this replica joins the ring, its cache holds
-    /// only the objects of the sharded kinds assigned to it, and controllers whose reconciler
-    /// is wrapped by [`Manager::sharded`](super::Manager::sharded) (and that set
-    /// `need_leader_election: false`) reconcile only those. Other controllers keep leader
-    /// election. The Lease namespace defaults to the Pod's.
+    /// only the objects of the sharded kinds assigned to it, and controllers built with the
+    /// builder's `sharded()` (or whose reconciler is wrapped by
+    /// [`Manager::sharded`](super::Manager::sharded) and that set
+    /// `need_leader_election: false`) run on every replica and reconcile only those. Other
+    /// controllers keep leader election (`leader_elected()`), but may not be for a sharded
+    /// kind. The Lease namespace defaults to the Pod's.
     pub sharding: Option<ShardingOptions>,
 }
 
