@@ -611,6 +611,18 @@ async fn a_moving_key_waits_for_the_reconcile_in_flight() {
 // ---------------------------------------------------------------------------------------------
 // Sharded and singleton controllers in one manager; warm-up; the coordinator's cache.
 
+/// Lease timing for the tests below, which kill no replica: a long duration and renew
+/// deadline so that a loaded machine does not cost a replica its Leases mid-test (joins,
+/// elections of a free Lease and releases do not wait for the duration).
+fn steady_lease() -> LeaderElectionConfig {
+    LeaderElectionConfig {
+        lease_duration: Duration::from_secs(20),
+        renew_deadline: Duration::from_secs(15),
+        retry_period: Duration::from_millis(200),
+        ..LeaderElectionConfig::default()
+    }
+}
+
 /// What each replica's singleton reconciled: replica → Secret names.
 type Singles = Arc<Mutex<BTreeMap<String, BTreeSet<String>>>>;
 
@@ -621,12 +633,12 @@ async fn mixed_replica(env: &TestEnv, id: &str, recorder: &Recorder, singles: &S
     let sharding = ShardingOptions::new(RING)
         .namespace(NS)
         .shard_id(id)
-        .lease(lease())
+        .lease(steady_lease())
         .kind::<ConfigMap>();
     let election = LeaderElectionOptions::new("mixed-singletons")
         .namespace(NS)
         .identity(id)
-        .config(lease());
+        .config(steady_lease());
     let mgr = Manager::builder(env.config())
         .options(
             Options::default()
@@ -752,7 +764,7 @@ async fn the_builder_checks_sharded_and_singleton_controllers() {
         let options = ShardingOptions::new("checked")
             .namespace(NS)
             .shard_id("x")
-            .lease(lease())
+            .lease(steady_lease())
             .kind::<ConfigMap>();
         if default {
             options.shard_controllers_by_default()
@@ -835,7 +847,7 @@ async fn warm_replica(env: &TestEnv, id: &str, warm: bool, runs: &Runs) -> Manag
         .identity(id)
         .config(LeaderElectionConfig {
             release_on_cancel: true,
-            ..lease()
+            ..steady_lease()
         });
     let mgr = Manager::builder(env.config())
         .options(Options::default().leader_election(election))
@@ -990,7 +1002,7 @@ async fn the_coordinator_caches_metadata_only() {
     let sharding = ShardingOptions::new("meta")
         .namespace(NS)
         .shard_id("solo")
-        .lease(lease())
+        .lease(steady_lease())
         .kind::<ConfigMap>();
     let mgr = Manager::builder(env.config())
         .options(Options::default().sharding(sharding))
