@@ -839,9 +839,20 @@ async fn the_builder_checks_sharded_and_singleton_controllers() {
 /// it ran).
 type Runs = Arc<Mutex<Vec<(String, Option<String>)>>>;
 
+/// Where a warm-up test replica turns warm-up on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum WarmBy {
+    /// The controller's `enable_warmup`.
+    Controller,
+    /// The manager's `Options::warm_up_controllers`.
+    Manager,
+    /// Nowhere.
+    Nothing,
+}
+
 /// A manager with leader election on Lease `warm` and one leader-elected controller for
-/// ConfigMaps (`enable_warmup` as given) that notes who held the Lease at each reconcile.
-async fn warm_replica(env: &TestEnv, id: &str, warm: bool, runs: &Runs) -> Manager {
+/// ConfigMaps (warmed up as `warm` says) that notes who held the Lease at each reconcile.
+async fn warm_replica(env: &TestEnv, id: &str, warm: WarmBy, runs: &Runs) -> Manager {
     let election = LeaderElectionOptions::new("warm")
         .namespace(NS)
         .identity(id)
@@ -849,8 +860,12 @@ async fn warm_replica(env: &TestEnv, id: &str, warm: bool, runs: &Runs) -> Manag
             release_on_cancel: true,
             ..steady_lease()
         });
+    let mut options = Options::default().leader_election(election);
+    if warm == WarmBy::Manager {
+        options = options.warm_up_controllers();
+    }
     let mgr = Manager::builder(env.config())
-        .options(Options::default().leader_election(election))
+        .options(options)
         .build()
         .await
         .expect("manager");
@@ -869,7 +884,7 @@ async fn warm_replica(env: &TestEnv, id: &str, warm: bool, runs: &Runs) -> Manag
         .for_::<ConfigMap>()
         .named(format!("warm-{id}"))
         .with_options(ControllerOptions {
-            enable_warmup: warm,
+            enable_warmup: warm == WarmBy::Controller,
             ..ControllerOptions::default()
         })
         .complete(reconciler)
@@ -895,10 +910,11 @@ fn cached_configmaps(mgr: &Manager) -> Option<usize> {
     })
 }
 
-/// A standby with `enable_warmup` starts its controller's source before it leads: its cache
-/// holds every ConfigMap, synced, while the other replica leads, and it reconciles nothing
-/// until it won the election (every reconcile it ran found itself the Lease's holder). A
-/// standby without warm-up has no ConfigMap informer at all.
+/// A standby with `enable_warmup` (b: the controller's option; d: the manager's
+/// `warm_up_controllers`) starts its controller's source before it leads: its cache holds
+/// every ConfigMap, synced, while the other replica leads, and it reconciles nothing until it
+/// won the election (every reconcile found its replica the Lease's holder). A standby without
+/// warm-up (c) has no ConfigMap informer at all.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_standby_warms_its_cache_up_but_reconciles_only_once_it_leads() {
     let env = TestEnv::start().await.expect("testenv");
@@ -913,19 +929,25 @@ async fn a_standby_warms_its_cache_up_but_reconciles_only_once_it_leads() {
         CancellationToken::new(),
         CancellationToken::new(),
     );
-    let a = warm_replica(&env, "a", true, &runs).await;
+    let a = warm_replica(&env, "a", WarmBy::Controller, &runs).await;
     let task_a = start(&a, &stop_a);
     tokio::time::timeout(PATIENCE, a.elected())
         .await
         .expect("a leads");
-    let b = warm_replica(&env, "b", true, &runs).await;
+    let b = warm_replica(&env, "b", WarmBy::Controller, &runs).await;
     let task_b = start(&b, &stop_b);
-    let c = warm_replica(&env, "c", false, &runs).await;
+    let c = warm_replica(&env, "c", WarmBy::Nothing, &runs).await;
+    let d = warm_replica(&env, "d", WarmBy::Manager, &runs).await;
+    let stop_d = CancellationToken::new();
+    let task_d = start(&d, &stop_d);
     let task_c = start(&c, &stop_c);
 
     let deadline = Instant::now() + PATIENCE;
-    while cached_configmaps(&b) != Some(KEYS) {
-        assert!(Instant::now() < deadline, "b's cache never warmed up");
+    while cached_configmaps(&b) != Some(KEYS) || cached_configmaps(&d) != Some(KEYS) {
+        assert!(
+            Instant::now() < deadline,
+            "b's or d's cache never warmed up"
+        );
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
     let deadline = Instant::now() + PATIENCE;
@@ -934,6 +956,7 @@ async fn a_standby_warms_its_cache_up_but_reconciles_only_once_it_leads() {
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
     assert!(b.elected().now_or_never().is_none(), "b must not lead yet");
+    assert!(d.elected().now_or_never().is_none(), "d must not lead yet");
     assert!(
         c.cache().existing_informer_for::<ConfigMap>().is_none(),
         "c does not warm up"
@@ -948,11 +971,11 @@ async fn a_standby_warms_its_cache_up_but_reconciles_only_once_it_leads() {
     task_a.await.expect("a's task").expect("a");
     let deadline = Instant::now() + PATIENCE;
     let next = loop {
-        if b.elected().now_or_never().is_some() {
-            break "b";
-        }
-        if c.elected().now_or_never().is_some() {
-            break "c";
+        if let Some((id, _)) = [("b", &b), ("c", &c), ("d", &d)]
+            .into_iter()
+            .find(|(_, mgr)| mgr.elected().now_or_never().is_some())
+        {
+            break id;
         }
         assert!(Instant::now() < deadline, "nobody took over");
         tokio::time::sleep(Duration::from_millis(50)).await;
@@ -981,7 +1004,7 @@ async fn a_standby_warms_its_cache_up_but_reconciles_only_once_it_leads() {
             "{who} reconciled while {holder:?} held the Lease"
         );
     }
-    for (stop, task) in [(stop_b, task_b), (stop_c, task_c)] {
+    for (stop, task) in [(stop_b, task_b), (stop_c, task_c), (stop_d, task_d)] {
         stop.cancel();
         task.await.expect("manager task").expect("manager");
     }

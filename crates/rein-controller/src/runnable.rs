@@ -62,6 +62,13 @@ pub trait ControllerHost: Send + Sync {
     /// Adds a runnable, started with the host (or at once if the host is running).
     fn add(&self, runnable: Arc<dyn Runnable>) -> Result<(), BoxError>;
 
+    /// Whether every controller the builder adds warms up on standby replicas
+    /// ([`ControllerOptions::enable_warmup`](crate::ControllerOptions::enable_warmup) turned
+    /// on for all; default: no, each controller's own option decides).
+    fn warm_up_controllers(&self) -> bool {
+        false
+    }
+
     /// Whether the host shards `kind` across replicas: its cache then holds only this
     /// replica's share of the kind's objects, so a controller for it must be sharded
     /// (default: no kind is sharded).

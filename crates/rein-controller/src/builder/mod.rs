@@ -340,6 +340,7 @@ impl<'a, H: ControllerHost + ?Sized> ControllerManagedBy<'a, H> {
         let host = self.host;
         let for_sharded_kind = self.for_gvk.as_ref().filter(|k| host.is_sharded_kind(k));
         let mut options = self.options;
+        options.enable_warmup |= host.warm_up_controllers();
         // By default, a controller the user did not take off leader election by hand.
         let sharded = self.sharded.unwrap_or_else(|| {
             options.need_leader_election

@@ -263,6 +263,10 @@ impl ControllerHost for Manager {
         Manager::add(self, runnable).map_err(BoxError::from)
     }
 
+    fn warm_up_controllers(&self) -> bool {
+        self.inner.options.warm_up_controllers
+    }
+
     fn is_sharded_kind(&self, kind: &GroupVersionKind) -> bool {
         self.inner
             .sharding

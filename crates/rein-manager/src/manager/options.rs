@@ -32,6 +32,11 @@ pub struct Options {
     /// those up ([`Runnable::warm_up`](rein_controller::Runnable::warm_up)): controllers with
     /// `enable_warmup` sync their sources before they lead.
     pub leader_election: Option<LeaderElectionOptions>,
+    /// Turn `enable_warmup` on for every controller built on this manager with the builder
+    /// (controller-runtime's `Controller.EnableWarmup` default; default: off, each
+    /// controller's option decides). Only leader-elected controllers on a manager with leader
+    /// election are warmed up.
+    pub warm_up_controllers: bool,
     /// Serve `/healthz` and `/readyz` (default: off). `/readyz` includes a `cache-sync`
     /// check that fails until the caches have synced.
     pub health_probes: Option<HealthProbeOptions>,
@@ -77,6 +82,7 @@ impl Default for Options {
             cache: CacheOptions::default(),
             client: ClientOptions::default(),
             leader_election: None,
+            warm_up_controllers: false,
             health_probes: None,
             metrics: None,
             webhook: None,
@@ -128,6 +134,13 @@ impl Options {
     /// Enables leader election.
     pub fn leader_election(mut self, options: LeaderElectionOptions) -> Self {
         self.leader_election = Some(options);
+        self
+    }
+
+    /// Warms every builder-made leader-elected controller up on standby replicas
+    /// ([`Options::warm_up_controllers`]).
+    pub fn warm_up_controllers(mut self) -> Self {
+        self.warm_up_controllers = true;
         self
     }
 
