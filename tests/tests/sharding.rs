@@ -384,7 +384,11 @@ async fn readiness_and_metrics_reflect_the_ring() {
                 .and_then(|l| l.rsplit(' ').next())
                 .and_then(|v| v.parse::<usize>().ok())
                 .is_some_and(|n| n >= KEYS);
-            if ready.contains(" 200 ") && all_owned {
+            // The coordinator counts an assignment once its write returned, which may come
+            // after the watch event that put the object in the shard's cache.
+            let counted = scraped
+                .contains("rein_shard_assignments_total{ring=\"probed\",kind=\"ConfigMap\"}");
+            if ready.contains(" 200 ") && all_owned && counted {
                 break scraped;
             }
         }
