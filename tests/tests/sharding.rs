@@ -566,10 +566,12 @@ async fn a_moving_key_waits_for_the_reconcile_in_flight() {
         },
     );
     wait_balanced(&env, &recorder, &["a"], "a alone").await;
-    // Hold a's next reconcile of the key in flight.
+    // Hold a's next reconcile of the key in flight: one that started after the gate closed
+    // (a reconcile already past the gate may still be in flight for its last 20 ms).
     open.send_replace(false);
+    let closed = Instant::now();
     let deadline = Instant::now() + PATIENCE;
-    while !recorder.in_flight("a", &key) {
+    while !(recorder.reconciled_since("a", &key, closed) && recorder.in_flight("a", &key)) {
         assert!(Instant::now() < deadline, "a never reconciled {key} again");
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
