@@ -14,7 +14,7 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use kube_client::Api;
 use kube_client::api::{ListParams, PostParams};
 use rein::client::{Patch, PatchParams};
-use rein::controller::{Action, Context, ControllerManagedBy, ControllerOptions, Request};
+use rein::controller::{Action, Context, ControllerManagedBy, Request};
 use rein::manager::leaderelection::LeaderElectionConfig;
 use rein::manager::sharding::ShardingOptions;
 use rein::manager::{Manager, Options};
@@ -83,12 +83,9 @@ async fn replica(
             "configmap-owner-{}",
             mgr.sharding().map(|s| s.shard_id()).unwrap_or("")
         ))
-        .with_options(ControllerOptions {
-            // Every replica runs it, each on its own shard.
-            need_leader_election: false,
-            ..ControllerOptions::default()
-        })
-        .complete(mgr.sharded::<ConfigMap, _>(reconciler)?)?;
+        // Every replica runs it (no leader election), each on its own shard's ConfigMaps.
+        .sharded()
+        .complete(reconciler)?;
     Ok(mgr)
 }
 

@@ -10,18 +10,26 @@
 //! deadlines, and timings are only bounded with generous allowances.
 
 use std::collections::{BTreeMap, BTreeSet};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+use futures::FutureExt;
+use k8s_openapi::api::coordination::v1::Lease;
 use k8s_openapi::api::core::v1::{ConfigMap, Secret};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ObjectMeta, OwnerReference};
 use kube_client::Api;
 use kube_client::api::{ListParams, PostParams};
-use rein::controller::{Action, Context, ControllerManagedBy, ControllerOptions, Request};
+use kube_client::core::PartialObjectMeta;
+use rein::controller::{
+    Action, BuildError, Context, ControllerManagedBy, ControllerOptions, Request,
+};
+use rein::manager::leaderelection::LeaderElectionConfig;
 use rein::manager::sharding::ShardingOptions;
-use rein::manager::{Manager, Options};
+use rein::manager::{LeaderElectionOptions, Manager, Options};
 use rein_testenv::TestEnv;
 use rein_tests::sharded::{
-    DRAIN_LABEL, LEASE_DURATION, NS, REQUEUE, Recorder, Replica, SHARD_LABEL, Work, lease,
+    DRAIN_LABEL, LEASE_DURATION, NS, REQUEUE, RING, Recorder, Replica, SHARD_LABEL, Step, Work,
+    lease,
 };
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::watch;
@@ -117,6 +125,18 @@ async fn wait_balanced(
     members: &[&str],
     what: &str,
 ) -> BTreeMap<String, usize> {
+    wait_spread(env, recorder, members, true, what).await
+}
+
+/// [`wait_balanced`], checking the Secrets' labels only if `secrets_follow` (their ring has
+/// them follow their owners).
+async fn wait_spread(
+    env: &TestEnv,
+    recorder: &Recorder,
+    members: &[&str],
+    secrets_follow: bool,
+    what: &str,
+) -> BTreeMap<String, usize> {
     let deadline = Instant::now() + PATIENCE;
     let members: BTreeSet<&str> = members.iter().copied().collect();
     loop {
@@ -135,7 +155,7 @@ async fn wait_balanced(
                 .values()
                 .all(|s| s.as_deref().is_some_and(|s| members.contains(s)))
             && counts.len() == members.len();
-        if settled && secrets_follow_owners(env).await {
+        if settled && (!secrets_follow || secrets_follow_owners(env).await) {
             // The owners reconcile their keys (within a few requeue periods).
             let until = Instant::now() + PATIENCE;
             loop {
@@ -364,7 +384,11 @@ async fn readiness_and_metrics_reflect_the_ring() {
                 .and_then(|l| l.rsplit(' ').next())
                 .and_then(|v| v.parse::<usize>().ok())
                 .is_some_and(|n| n >= KEYS);
-            if ready.contains(" 200 ") && all_owned {
+            // The coordinator counts an assignment once its write returned, which may come
+            // after the watch event that put the object in the shard's cache.
+            let counted = scraped
+                .contains("rein_shard_assignments_total{ring=\"probed\",kind=\"ConfigMap\"}");
+            if ready.contains(" 200 ") && all_owned && counted {
                 break scraped;
             }
         }
@@ -542,10 +566,12 @@ async fn a_moving_key_waits_for_the_reconcile_in_flight() {
         },
     );
     wait_balanced(&env, &recorder, &["a"], "a alone").await;
-    // Hold a's next reconcile of the key in flight.
+    // Hold a's next reconcile of the key in flight: one that started after the gate closed
+    // (a reconcile already past the gate may still be in flight for its last 20 ms).
     open.send_replace(false);
+    let closed = Instant::now();
     let deadline = Instant::now() + PATIENCE;
-    while !recorder.in_flight("a", &key) {
+    while !(recorder.reconciled_since("a", &key, closed) && recorder.in_flight("a", &key)) {
         assert!(Instant::now() < deadline, "a never reconciled {key} again");
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
@@ -586,4 +612,505 @@ async fn a_moving_key_waits_for_the_reconcile_in_flight() {
         held == 15 || restarts > 0,
         "a kept its lease but its reconcile of {key} was in flight in only {held} of 15 samples"
     );
+}
+
+// ---------------------------------------------------------------------------------------------
+// Sharded and singleton controllers in one manager; warm-up; the coordinator's cache.
+
+/// Lease timing for the tests below, which kill no replica: a long duration and renew
+/// deadline so that a loaded machine does not cost a replica its Leases mid-test (joins,
+/// elections of a free Lease and releases do not wait for the duration).
+fn steady_lease() -> LeaderElectionConfig {
+    LeaderElectionConfig {
+        lease_duration: Duration::from_secs(20),
+        renew_deadline: Duration::from_secs(15),
+        retry_period: Duration::from_millis(200),
+        ..LeaderElectionConfig::default()
+    }
+}
+
+/// What each replica's singleton reconciled: replica → Secret names.
+type Singles = Arc<Mutex<BTreeMap<String, BTreeSet<String>>>>;
+
+/// A replica of the mixed operator: a ring sharding the ConfigMaps (not the Secrets), leader
+/// election for the singletons, a `sharded()` controller for ConfigMaps and a leader-elected
+/// one for Secrets, both through the builder.
+async fn mixed_replica(env: &TestEnv, id: &str, recorder: &Recorder, singles: &Singles) -> Manager {
+    let sharding = ShardingOptions::new(RING)
+        .namespace(NS)
+        .shard_id(id)
+        .lease(steady_lease())
+        .kind::<ConfigMap>();
+    let election = LeaderElectionOptions::new("mixed-singletons")
+        .namespace(NS)
+        .identity(id)
+        .config(steady_lease());
+    let mgr = Manager::builder(env.config())
+        .options(
+            Options::default()
+                .sharding(sharding)
+                .leader_election(election),
+        )
+        .build()
+        .await
+        .expect("manager");
+    let (replica, recorder) = (id.to_owned(), recorder.clone());
+    let sharded = rein::controller::reconciler_fn(move |_ctx: Context, req: Request| {
+        let (replica, recorder) = (replica.clone(), recorder.clone());
+        async move {
+            let key = req.key.to_string();
+            recorder.record(&replica, &key, Step::Start);
+            tokio::time::sleep(Duration::from_millis(20)).await;
+            recorder.record(&replica, &key, Step::Finish);
+            Ok::<_, std::convert::Infallible>(Action::requeue_after(REQUEUE))
+        }
+    });
+    let controller = ControllerManagedBy::new(&mgr)
+        .for_::<ConfigMap>()
+        .named(format!("mixed-configmaps-{id}"))
+        .sharded()
+        .complete(sharded)
+        .expect("sharded controller");
+    assert!(!controller.options().need_leader_election);
+    let (replica, singles) = (id.to_owned(), singles.clone());
+    let singleton = rein::controller::reconciler_fn(move |_ctx: Context, req: Request| {
+        let (replica, singles) = (replica.clone(), singles.clone());
+        async move {
+            singles
+                .lock()
+                .expect("singles")
+                .entry(replica)
+                .or_default()
+                .insert(req.key.name.clone());
+            Ok::<_, std::convert::Infallible>(Action::done())
+        }
+    });
+    let controller = ControllerManagedBy::new(&mgr)
+        .for_::<Secret>()
+        .named(format!("mixed-secrets-{id}"))
+        .leader_elected()
+        .complete(singleton)
+        .expect("singleton controller");
+    assert!(controller.options().need_leader_election);
+    mgr
+}
+
+/// One manager per replica runs a sharded controller (`sharded()` in the builder) and a
+/// leader-elected singleton: the sharded controller's keys are split across both replicas
+/// without overlap, the singleton runs only on the leader, and its kind's cache is not
+/// filtered by the ring (the leader sees every Secret).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sharded_and_singleton_controllers_share_a_manager() {
+    let env = TestEnv::start().await.expect("testenv");
+    create_objects(&env).await;
+    let recorder = Recorder::default();
+    let singles = Singles::default();
+    let stop = CancellationToken::new();
+    let mut managers = Vec::new();
+    for id in ["m0", "m1"] {
+        let mgr = mixed_replica(&env, id, &recorder, &singles).await;
+        let task = tokio::spawn({
+            let (mgr, stop) = (mgr.clone(), stop.clone());
+            async move { mgr.start(stop).await }
+        });
+        managers.push((id, mgr, task));
+    }
+    let counts = wait_spread(&env, &recorder, &["m0", "m1"], false, "two mixed replicas").await;
+    assert_spread(&counts, "two mixed replicas");
+
+    let secrets: BTreeSet<String> = (0..KEYS).step_by(6).map(|i| format!("sec-{i}")).collect();
+    let deadline = Instant::now() + PATIENCE;
+    let leader = loop {
+        let leaders: Vec<&str> = managers
+            .iter()
+            .filter(|(_, mgr, _)| mgr.elected().now_or_never().is_some())
+            .map(|(id, _, _)| *id)
+            .collect();
+        assert!(leaders.len() <= 1, "two leaders: {leaders:?}");
+        if let [leader] = leaders[..] {
+            let seen = singles.lock().expect("singles").get(leader).cloned();
+            if seen.is_some_and(|seen| secrets.is_subset(&seen)) {
+                break leader;
+            }
+        }
+        assert!(
+            Instant::now() < deadline,
+            "the leader never reconciled every Secret"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    };
+    let by_replica = singles.lock().expect("singles").clone();
+    assert_eq!(
+        by_replica.keys().collect::<Vec<_>>(),
+        vec![leader],
+        "only the leader runs the singleton: {by_replica:?}"
+    );
+    recorder
+        .check(LEASE_DURATION + HANDOVER_ALLOWANCE + REQUEUE)
+        .unwrap_or_else(|problem| panic!("{problem}"));
+    stop.cancel();
+    for (_, _, task) in managers {
+        task.await.expect("manager task").expect("manager");
+    }
+}
+
+/// The builder refuses what would go wrong: a leader-elected controller for a kind the ring
+/// shards (its cache holds one replica's share), `sharded()` for a kind the ring does not
+/// shard or on a manager without sharding; with `shard_controllers_by_default` a controller
+/// for a sharded kind is sharded unless it says `leader_elected()`.
+#[tokio::test]
+async fn the_builder_checks_sharded_and_singleton_controllers() {
+    let env = TestEnv::start().await.expect("testenv");
+    let reconciler = || {
+        rein::controller::reconciler_fn(|_ctx: Context, _req: Request| async {
+            Ok::<_, std::convert::Infallible>(Action::done())
+        })
+    };
+    let ring = |default: bool| {
+        let options = ShardingOptions::new("checked")
+            .namespace(NS)
+            .shard_id("x")
+            .lease(steady_lease())
+            .kind::<ConfigMap>();
+        if default {
+            options.shard_controllers_by_default()
+        } else {
+            options
+        }
+    };
+    let build = |options: Options| {
+        let config = env.config();
+        async move {
+            Manager::builder(config)
+                .options(options)
+                .build()
+                .await
+                .expect("manager")
+        }
+    };
+    let mgr = build(Options::default().sharding(ring(false))).await;
+    let singleton = ControllerManagedBy::new(&mgr)
+        .for_::<ConfigMap>()
+        .named("checked-singleton")
+        .complete(reconciler());
+    assert!(
+        matches!(singleton, Err(BuildError::SingletonOfShardedKind { .. })),
+        "{singleton:?}"
+    );
+    let unsharded = ControllerManagedBy::new(&mgr)
+        .for_::<Secret>()
+        .named("checked-unsharded")
+        .sharded()
+        .complete(reconciler());
+    assert!(
+        matches!(unsharded, Err(BuildError::Sharding { .. })),
+        "{unsharded:?}"
+    );
+    let plain = build(Options::default()).await;
+    let no_ring = ControllerManagedBy::new(&plain)
+        .for_::<ConfigMap>()
+        .named("checked-no-ring")
+        .sharded()
+        .complete(reconciler());
+    assert!(
+        matches!(no_ring, Err(BuildError::Sharding { .. })),
+        "{no_ring:?}"
+    );
+
+    let by_default = build(Options::default().sharding(ring(true))).await;
+    let sharded = ControllerManagedBy::new(&by_default)
+        .for_::<ConfigMap>()
+        .named("checked-by-default")
+        .complete(reconciler())
+        .expect("sharded by default");
+    assert!(!sharded.options().need_leader_election);
+    let singleton = ControllerManagedBy::new(&by_default)
+        .for_::<Secret>()
+        .named("checked-secrets")
+        .complete(reconciler())
+        .expect("a singleton of an unsharded kind");
+    assert!(singleton.options().need_leader_election);
+    let refused = ControllerManagedBy::new(&by_default)
+        .for_::<ConfigMap>()
+        .named("checked-opted-out")
+        .leader_elected()
+        .complete(reconciler());
+    assert!(
+        matches!(refused, Err(BuildError::SingletonOfShardedKind { .. })),
+        "{refused:?}"
+    );
+}
+
+/// Reconciles of a leader-elected warm-up test controller: (replica, the Lease's holder when
+/// it ran).
+type Runs = Arc<Mutex<Vec<(String, Option<String>)>>>;
+
+/// Where a warm-up test replica turns warm-up on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum WarmBy {
+    /// The controller's `enable_warmup`.
+    Controller,
+    /// The manager's `Options::warm_up_controllers`.
+    Manager,
+    /// Nowhere.
+    Nothing,
+}
+
+/// A manager with leader election on Lease `warm` and one leader-elected controller for
+/// ConfigMaps (warmed up as `warm` says) that notes who held the Lease at each reconcile.
+async fn warm_replica(env: &TestEnv, id: &str, warm: WarmBy, runs: &Runs) -> Manager {
+    let election = LeaderElectionOptions::new("warm")
+        .namespace(NS)
+        .identity(id)
+        .config(LeaderElectionConfig {
+            release_on_cancel: true,
+            ..steady_lease()
+        });
+    let mut options = Options::default().leader_election(election);
+    if warm == WarmBy::Manager {
+        options = options.warm_up_controllers();
+    }
+    let mgr = Manager::builder(env.config())
+        .options(options)
+        .build()
+        .await
+        .expect("manager");
+    let leases: Api<Lease> = Api::namespaced(env.client(), NS);
+    let (replica, runs) = (id.to_owned(), runs.clone());
+    let reconciler = rein::controller::reconciler_fn(move |_ctx: Context, _req: Request| {
+        let (replica, runs, leases) = (replica.clone(), runs.clone(), leases.clone());
+        async move {
+            let lease = leases.get("warm").await?;
+            let holder = lease.spec.and_then(|s| s.holder_identity);
+            runs.lock().expect("runs").push((replica, holder));
+            Ok::<_, kube_client::Error>(Action::done())
+        }
+    });
+    ControllerManagedBy::new(&mgr)
+        .for_::<ConfigMap>()
+        .named(format!("warm-{id}"))
+        .with_options(ControllerOptions {
+            enable_warmup: warm == WarmBy::Controller,
+            ..ControllerOptions::default()
+        })
+        .complete(reconciler)
+        .expect("controller");
+    mgr
+}
+
+/// The ConfigMaps named `cm-*` in `mgr`'s cache, if it has a synced ConfigMap informer.
+fn cached_configmaps(mgr: &Manager) -> Option<usize> {
+    let informer = mgr.cache().existing_informer_for::<ConfigMap>()?;
+    informer.has_synced().then(|| {
+        informer
+            .indexer()
+            .list()
+            .iter()
+            .filter(|cm| {
+                cm.metadata
+                    .name
+                    .as_deref()
+                    .is_some_and(|n| n.starts_with("cm-"))
+            })
+            .count()
+    })
+}
+
+/// A standby with `enable_warmup` (b: the controller's option; d: the manager's
+/// `warm_up_controllers`) starts its controller's source before it leads: its cache holds
+/// every ConfigMap, synced, while the other replica leads, and it reconciles nothing until it
+/// won the election (every reconcile found its replica the Lease's holder). A standby without
+/// warm-up (c) has no ConfigMap informer at all.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_standby_warms_its_cache_up_but_reconciles_only_once_it_leads() {
+    let env = TestEnv::start().await.expect("testenv");
+    create_objects(&env).await;
+    let runs = Runs::default();
+    let start = |mgr: &Manager, stop: &CancellationToken| {
+        let (mgr, stop) = (mgr.clone(), stop.clone());
+        tokio::spawn(async move { mgr.start(stop).await })
+    };
+    let (stop_a, stop_b, stop_c) = (
+        CancellationToken::new(),
+        CancellationToken::new(),
+        CancellationToken::new(),
+    );
+    let a = warm_replica(&env, "a", WarmBy::Controller, &runs).await;
+    let task_a = start(&a, &stop_a);
+    tokio::time::timeout(PATIENCE, a.elected())
+        .await
+        .expect("a leads");
+    let b = warm_replica(&env, "b", WarmBy::Controller, &runs).await;
+    let task_b = start(&b, &stop_b);
+    let c = warm_replica(&env, "c", WarmBy::Nothing, &runs).await;
+    let d = warm_replica(&env, "d", WarmBy::Manager, &runs).await;
+    let stop_d = CancellationToken::new();
+    let task_d = start(&d, &stop_d);
+    let task_c = start(&c, &stop_c);
+
+    let deadline = Instant::now() + PATIENCE;
+    while cached_configmaps(&b) != Some(KEYS) || cached_configmaps(&d) != Some(KEYS) {
+        assert!(
+            Instant::now() < deadline,
+            "b's or d's cache never warmed up"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let deadline = Instant::now() + PATIENCE;
+    while !c.caches_synced() {
+        assert!(Instant::now() < deadline, "c never started");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert!(b.elected().now_or_never().is_none(), "b must not lead yet");
+    assert!(d.elected().now_or_never().is_none(), "d must not lead yet");
+    assert!(
+        c.cache().existing_informer_for::<ConfigMap>().is_none(),
+        "c does not warm up"
+    );
+    assert!(
+        runs.lock().expect("runs").iter().all(|(who, _)| who == "a"),
+        "only the leader reconciles"
+    );
+
+    // a stops and releases the Lease; b or c takes over.
+    stop_a.cancel();
+    task_a.await.expect("a's task").expect("a");
+    let deadline = Instant::now() + PATIENCE;
+    let next = loop {
+        if let Some((id, _)) = [("b", &b), ("c", &c), ("d", &d)]
+            .into_iter()
+            .find(|(_, mgr)| mgr.elected().now_or_never().is_some())
+        {
+            break id;
+        }
+        assert!(Instant::now() < deadline, "nobody took over");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    };
+    let deadline = Instant::now() + PATIENCE;
+    loop {
+        let reconciled = runs
+            .lock()
+            .expect("runs")
+            .iter()
+            .filter(|(who, _)| who == next)
+            .count();
+        if reconciled >= KEYS {
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "{next} never reconciled everything"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    for (who, holder) in runs.lock().expect("runs").iter() {
+        assert_eq!(
+            Some(who),
+            holder.as_ref(),
+            "{who} reconciled while {holder:?} held the Lease"
+        );
+    }
+    for (stop, task) in [(stop_b, task_b), (stop_c, task_c), (stop_d, task_d)] {
+        stop.cancel();
+        task.await.expect("manager task").expect("manager");
+    }
+}
+
+/// The coordinator watches the sharded kinds as `PartialObjectMeta`: its cache holds every
+/// ConfigMap's metadata and no ConfigMap's data, and no informer of whole ConfigMaps.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_coordinator_caches_metadata_only() {
+    let env = TestEnv::start().await.expect("testenv");
+    create_objects(&env).await;
+    let cms: Api<ConfigMap> = Api::namespaced(env.client(), NS);
+    let mut with_data = cms.get("cm-0").await.expect("cm-0");
+    with_data.data = Some(BTreeMap::from([("spec".to_owned(), "x".repeat(512))]));
+    cms.replace("cm-0", &PostParams::default(), &with_data)
+        .await
+        .expect("cm-0 with data");
+    let sharding = ShardingOptions::new("meta")
+        .namespace(NS)
+        .shard_id("solo")
+        .lease(steady_lease())
+        .kind::<ConfigMap>();
+    let mgr = Manager::builder(env.config())
+        .options(Options::default().sharding(sharding))
+        .build()
+        .await
+        .expect("manager");
+    let reconciler = rein::controller::reconciler_fn(|_ctx: Context, _req: Request| async {
+        Ok::<_, std::convert::Infallible>(Action::done())
+    });
+    ControllerManagedBy::new(&mgr)
+        .for_::<ConfigMap>()
+        .named("meta-configmaps")
+        .sharded()
+        .complete(reconciler)
+        .expect("controller");
+    let stop = CancellationToken::new();
+    let running = tokio::spawn({
+        let (mgr, stop) = (mgr.clone(), stop.clone());
+        async move { mgr.start(stop).await }
+    });
+    let sharding = mgr.sharding().expect("sharding").clone();
+    let deadline = Instant::now() + PATIENCE;
+    let (cache, cached) = loop {
+        if let Some(cache) = sharding.coordinator_cache()
+            && let Some(informer) = cache.existing_informer_for::<PartialObjectMeta<ConfigMap>>()
+        {
+            let cached = informer.indexer().list();
+            let ours = cached
+                .iter()
+                .filter(|m| {
+                    m.metadata
+                        .name
+                        .as_deref()
+                        .is_some_and(|n| n.starts_with("cm-"))
+                })
+                .count();
+            if ours == KEYS {
+                break (cache, cached);
+            }
+        }
+        assert!(
+            Instant::now() < deadline,
+            "the coordinator never cached the ConfigMaps"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    };
+    assert!(
+        cache.existing_informer_for::<ConfigMap>().is_none(),
+        "the coordinator holds no whole ConfigMaps"
+    );
+    for meta in &cached {
+        let json = serde_json::to_value(meta.as_ref()).expect("json");
+        let fields: BTreeSet<&str> = json
+            .as_object()
+            .expect("an object")
+            .keys()
+            .map(String::as_str)
+            .collect();
+        assert!(
+            fields.is_subset(&BTreeSet::from(["apiVersion", "kind", "metadata"])),
+            "the coordinator cached more than metadata: {fields:?}"
+        );
+    }
+    // The replica's own (filtered) cache has the whole objects it reconciles.
+    let deadline = Instant::now() + PATIENCE;
+    loop {
+        let own = mgr
+            .cache()
+            .get::<ConfigMap>(&rein::scheme::ObjectKey::new(NS, "cm-0"))
+            .await;
+        if own.is_ok_and(|cm| cm.data.as_ref().is_some_and(|d| d.contains_key("spec"))) {
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "cm-0 never reached the replica's cache"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    stop.cancel();
+    running.await.expect("manager task").expect("manager");
 }

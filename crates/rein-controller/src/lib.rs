@@ -38,8 +38,8 @@ pub use controller::{Controller, ControllerOptions, Error, QueueSnapshot, queue_
 pub use metrics::WorkqueueMetrics;
 pub use queue::{LOW_PRIORITY, RequestQueue};
 pub use reconcile::{
-    Action, BoxError, Context, CurrentReconcile, Reconciler, ReconcilerFn, Request, TerminalError,
-    current_reconcile, is_terminal, reconciler_fn,
+    Action, BoxError, BoxReconciler, Context, CurrentReconcile, Reconciler, ReconcilerFn, Request,
+    TerminalError, box_reconciler, current_reconcile, is_terminal, reconciler_fn,
 };
 #[doc(inline)]
 pub use rein_workqueue::{ItemSnapshot, ItemState};

@@ -4,21 +4,29 @@
 //! Each replica is a manager with its own client and shard id in this process; a reconcile
 //! waits `API_LATENCY` (a stand-in for its API calls) and asks to come back at once, so the
 //! throughput is bounded by replicas × workers / latency, not by the CPU. Cache size per
-//! replica is the number of cached objects and their JSON size (one process holds every
-//! replica, so RSS cannot be split between them).
+//! replica is the number of cached objects, their JSON size, and the heap a cache of the
+//! replica's share holds: one process holds every replica, so RSS cannot be split between
+//! them; after the run, with every replica stopped, a fresh cache with each replica's
+//! (label-filtered) options is synced alone and the allocator's growth is counted.
 
+use std::alloc::System;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
+use cap::Cap;
 use k8s_openapi::api::core::v1::ConfigMap;
 use kube_client::api::{Api, ListParams, PostParams};
+use rein_client::cache::Cache;
 use rein_controller::{Action, Context, ControllerManagedBy, ControllerOptions, Request};
 use rein_manager::leaderelection::LeaderElectionConfig;
 use rein_manager::sharding::ShardingOptions;
 use rein_manager::{Manager, Options};
 use rein_testenv::TestEnv;
 use tokio_util::sync::CancellationToken;
+
+#[global_allocator]
+static ALLOCATOR: Cap<System> = Cap::new(System, usize::MAX);
 
 const OBJECTS: usize = 400;
 /// Bytes of data per ConfigMap.
@@ -60,12 +68,12 @@ async fn replica(env: &TestEnv, id: &str, reconciles: Arc<AtomicU64>) -> Manager
         .for_::<ConfigMap>()
         .named(format!("bench-{id}"))
         .with_options(ControllerOptions {
-            need_leader_election: false,
             skip_name_validation: true,
             max_concurrent_reconciles: WORKERS,
             ..ControllerOptions::default()
         })
-        .complete(mgr.sharded::<ConfigMap, _>(reconciler).expect("sharded"))
+        .sharded()
+        .complete(reconciler)
         .expect("controller");
     mgr
 }
@@ -100,8 +108,29 @@ async fn wait_assigned(env: &TestEnv, n: usize) {
     }
 }
 
-/// (reconciles per second, mean cached objects per replica, mean cached KiB per replica).
-async fn run(replicas: usize) -> (f64, f64, f64) {
+/// The heap (KiB) a fresh cache with `mgr`'s options holds once its ConfigMap informer synced.
+async fn cache_heap_kib(env: &TestEnv, mgr: &Manager) -> f64 {
+    let stop = CancellationToken::new();
+    let before = ALLOCATOR.allocated();
+    let cache = Cache::new(env.client(), mgr.cache().options().clone());
+    let informer = cache.informer_for::<ConfigMap>().await.expect("informer");
+    let running = tokio::spawn({
+        let (cache, stop) = (cache.clone(), stop.clone());
+        async move { cache.start(stop).await }
+    });
+    assert!(cache.wait_for_cache_sync().await, "cache sync");
+    // Let the list's buffers go before counting.
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    let held = ALLOCATOR.allocated().saturating_sub(before);
+    drop(informer);
+    stop.cancel();
+    running.await.expect("cache task").expect("cache");
+    held as f64 / 1024.0
+}
+
+/// (reconciles per second, mean cached objects per replica, mean cached KiB per replica,
+/// mean heap KiB of a replica's cache).
+async fn run(replicas: usize) -> (f64, f64, f64, f64) {
     let env = TestEnv::start().await.expect("testenv");
     let api: Api<ConfigMap> = Api::namespaced(env.client(), "default");
     for i in 0..OBJECTS {
@@ -149,10 +178,15 @@ async fn run(replicas: usize) -> (f64, f64, f64) {
     for task in tasks {
         task.await.expect("manager task").expect("manager");
     }
+    let mut heap = 0.0;
+    for mgr in &managers {
+        heap += cache_heap_kib(&env, mgr).await;
+    }
     (
         rate,
         objects as f64 / replicas as f64,
         bytes as f64 / 1024.0 / replicas as f64,
+        heap / replicas as f64,
     )
 }
 
@@ -163,7 +197,7 @@ fn main() {
         .expect("runtime");
     runtime.block_on(async {
         for replicas in [1usize, 2, 4] {
-            let (rate, objects, kib) = run(replicas).await;
+            let (rate, objects, kib, heap) = run(replicas).await;
             let bound = (replicas * WORKERS) as f64 / API_LATENCY.as_secs_f64();
             println!(
                 "BENCH|sharding|throughput_{replicas}_replicas|{rate:.0}|reconciles/s|{OBJECTS} ConfigMaps, {WORKERS} workers per replica, {} ms simulated API latency; bound {bound:.0}/s",
@@ -174,6 +208,9 @@ fn main() {
             );
             println!(
                 "BENCH|sharding|cached_kib_per_replica_{replicas}_replicas|{kib:.0}|KiB|mean JSON size of the cached ConfigMaps ({PAYLOAD} B of data each)"
+            );
+            println!(
+                "BENCH|sharding|cache_heap_kib_per_replica_{replicas}_replicas|{heap:.0}|KiB|mean heap held by a cache with a replica's filtered options, synced alone after the run"
             );
         }
     });

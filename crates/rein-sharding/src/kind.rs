@@ -6,7 +6,7 @@ use std::marker::PhantomData;
 use std::sync::Arc;
 
 use futures::future::BoxFuture;
-use kube_client::core::{ApiResource, DynamicObject};
+use kube_client::core::{ApiResource, DynamicObject, PartialObjectMeta};
 use rein_client::cache::Cache;
 use rein_informer::ResourceEventHandlerFuncs;
 use rein_scheme::Object;
@@ -19,7 +19,11 @@ use crate::Error;
 #[derive(Clone)]
 pub struct ShardedKind {
     pub(crate) follows_owner: bool,
+    /// On the kind itself: the replicas' (filtered) caches hold whole objects.
     pub(crate) ops: Arc<dyn KindOps>,
+    /// On `PartialObjectMeta<K>`: the coordinator decides from metadata alone, so its cache
+    /// of every object of the kind holds no spec or status.
+    pub(crate) meta_ops: Arc<dyn KindOps>,
 }
 
 impl fmt::Debug for ShardedKind {
@@ -37,6 +41,7 @@ impl ShardedKind {
         ShardedKind {
             follows_owner: false,
             ops: Arc::new(Typed::<K>(PhantomData)),
+            meta_ops: Arc::new(Typed::<PartialObjectMeta<K>>(PhantomData)),
         }
     }
 
@@ -47,6 +52,7 @@ impl ShardedKind {
         ShardedKind {
             follows_owner: true,
             ops: Arc::new(Typed::<K>(PhantomData)),
+            meta_ops: Arc::new(Typed::<PartialObjectMeta<K>>(PhantomData)),
         }
     }
 
@@ -102,6 +108,12 @@ pub(crate) trait KindOps: Send + Sync {
     fn api_resource(&self) -> ApiResource;
     /// Creates (and, in a running cache, starts and syncs) the kind's informer.
     fn ensure_informer<'a>(&'a self, cache: &'a Cache) -> BoxFuture<'a, Result<(), Error>>;
+    /// The object `key` in the cache (`None`: not there).
+    fn get<'a>(
+        &'a self,
+        cache: &'a Cache,
+        key: &'a ObjectKey,
+    ) -> BoxFuture<'a, Result<Option<ObjMeta>, Error>>;
     /// Every object in the cache.
     fn list<'a>(&'a self, cache: &'a Cache) -> BoxFuture<'a, Result<Vec<ObjMeta>, Error>>;
     /// Calls `handler` for every add, update and delete.
@@ -140,6 +152,20 @@ impl<K: Object> KindOps for Typed<K> {
                 .await
                 .map(drop)
                 .map_err(Self::cache_error)
+        })
+    }
+
+    fn get<'a>(
+        &'a self,
+        cache: &'a Cache,
+        key: &'a ObjectKey,
+    ) -> BoxFuture<'a, Result<Option<ObjMeta>, Error>> {
+        Box::pin(async move {
+            match cache.get::<K>(key).await {
+                Ok(obj) => Ok(Some(ObjMeta::of(obj.as_ref()))),
+                Err(err) if err.is_not_found() => Ok(None),
+                Err(err) => Err(Self::cache_error(err)),
+            }
         })
     }
 

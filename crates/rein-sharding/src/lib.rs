@@ -12,9 +12,11 @@
 //!   [`Error::MembershipLost`] when a renewal misses the renew deadline — before anyone may
 //!   judge the Lease expired.
 //! - **Coordinator**: one replica, elected on Lease `<ring>-coordinator`, watches the shard
-//!   Leases and every object of the sharded kinds and assigns each object to a live shard by
-//!   rendezvous hashing, written as the label `shard.rein.dev/<ring>: <shard id>`. Kinds added
-//!   with [`ShardingOptions::following_owner`] go to their controller owner's shard.
+//!   Leases and the metadata (`PartialObjectMeta<K>`, no spec or status:
+//!   [`Sharding::coordinator_cache`]) of every object of the sharded kinds and assigns each
+//!   object to a live shard by rendezvous hashing, written as the label
+//!   `shard.rein.dev/<ring>: <shard id>`. Kinds added with
+//!   [`ShardingOptions::following_owner`] go to their controller owner's shard.
 //! - **Caches that shrink with N**: [`Sharding::cache_options`] makes each replica's cache
 //!   watch only its own label value.
 //! - **Hand-over without overlap**: to move an object between live shards the coordinator
@@ -22,7 +24,11 @@
 //!   starts no new one, and removes both labels; only then does the coordinator assign the
 //!   new shard. Objects of a dead shard (Lease released, or unrenewed for its whole duration
 //!   on a fresh read) are reassigned without a handshake.
-//! - [`Sharding::reconciler`] wraps a reconciler so it only reconciles this shard's objects.
+//! - [`Sharding::reconciler`] (or [`Sharding::reconciler_for_kind`]) wraps a reconciler so it
+//!   only reconciles this shard's objects. With a manager, the controller builder's
+//!   `sharded()` does it per controller, and controllers that say `leader_elected()` stay
+//!   singletons on the same manager ([`ShardingOptions::shard_controllers_by_default`] turns
+//!   the default around).
 //!
 //! ```
 //! use k8s_openapi::api::core::v1::ConfigMap;

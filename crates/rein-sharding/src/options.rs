@@ -34,6 +34,11 @@ pub struct ShardingOptions {
     pub lease: LeaderElectionConfig,
     /// The sharded kinds.
     pub kinds: Vec<ShardedKind>,
+    /// Whether a manager shards every controller built for a kind sharded by its own key
+    /// unless its builder says `leader_elected()` (default false: only controllers whose
+    /// builder says `sharded()`). Controllers taken off leader election by hand are left as
+    /// they are.
+    pub shard_controllers_by_default: bool,
 }
 
 impl ShardingOptions {
@@ -45,6 +50,7 @@ impl ShardingOptions {
             shard_id: None,
             lease: LeaderElectionConfig::default(),
             kinds: Vec::new(),
+            shard_controllers_by_default: false,
         }
     }
 
@@ -77,6 +83,13 @@ impl ShardingOptions {
     /// controller that owns `K` sees its objects in its shard's cache.
     pub fn following_owner<K: Object>(mut self) -> Self {
         self.kinds.push(ShardedKind::following_owner::<K>());
+        self
+    }
+
+    /// Shards every controller for a kind of the ring by default
+    /// ([`ShardingOptions::shard_controllers_by_default`]).
+    pub fn shard_controllers_by_default(mut self) -> Self {
+        self.shard_controllers_by_default = true;
         self
     }
 

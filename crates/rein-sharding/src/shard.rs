@@ -12,17 +12,18 @@ use kube_client::core::ApiResource;
 use parking_lot::Mutex;
 use rein_client::cache::Cache;
 use rein_controller::{Action, BoxError, Context, Reconciler, Request};
-use rein_scheme::Object;
 use rein_scheme::ObjectKey;
 use tokio::sync::Notify;
 
 use crate::Sharding;
-use crate::kind::{Change, ObjMeta, dynamic_api};
+use crate::kind::{Change, KindOps, ObjMeta, dynamic_api};
 
 /// One sharded kind on this replica: the keys in flight and the keys being drained.
 pub(crate) struct KindShard {
     pub(crate) kind: String,
     resource: ApiResource,
+    /// Reads the kind's objects from the replica's cache.
+    ops: Arc<dyn KindOps>,
     state: Mutex<KeyState>,
     idle: Notify,
 }
@@ -56,10 +57,11 @@ impl Drop for InFlight {
 }
 
 impl KindShard {
-    pub(crate) fn new(kind: String, resource: ApiResource) -> Self {
+    pub(crate) fn new(kind: String, resource: ApiResource, ops: Arc<dyn KindOps>) -> Self {
         KindShard {
             kind,
             resource,
+            ops,
             state: Mutex::new(KeyState::default()),
             idle: Notify::new(),
         }
@@ -138,7 +140,9 @@ impl KindShard {
 
 /// Wraps a reconciler so that it reconciles only objects assigned to this shard, only while
 /// this replica holds its shard Lease, and never a key whose hand-over has begun. Made by
-/// [`Sharding::reconciler`]; give it to the controller builder's `complete`.
+/// [`Sharding::reconciler`] (`K` the sharded kind) or [`Sharding::reconciler_for_kind`] (`K`
+/// is `DynamicObject`: the kind is chosen at run time); give it to the controller builder's
+/// `complete`.
 ///
 /// A request is dropped (reconciled as done) when the object is not in this shard's cache —
 /// assigned elsewhere, being handed over, or deleted — so a sharded reconciler does not see
@@ -174,7 +178,7 @@ impl<K, R> ShardedReconciler<K, R> {
 }
 
 #[async_trait]
-impl<K: Object, R: Reconciler> Reconciler for ShardedReconciler<K, R> {
+impl<K: 'static, R: Reconciler> Reconciler for ShardedReconciler<K, R> {
     type Error = BoxError;
 
     async fn reconcile(&self, ctx: Context, req: Request) -> Result<Action, BoxError> {
@@ -184,18 +188,13 @@ impl<K: Object, R: Reconciler> Reconciler for ShardedReconciler<K, R> {
                 _ = ctx.stop_token().cancelled() => return Ok(Action::done()),
             }
         }
-        let obj = match self.cache.get::<K>(&req.key).await {
-            Ok(obj) => obj,
-            Err(err) if err.is_not_found() => return Ok(Action::done()),
-            Err(err) => return Err(err.into()),
+        let Some(obj) = self.shard.ops.get(&self.cache, &req.key).await? else {
+            return Ok(Action::done());
         };
         let options = self.sharding.options();
-        let labels = obj.meta().labels.as_ref();
-        let ours = labels
-            .and_then(|l| l.get(&options.shard_label()))
-            .map(String::as_str)
+        let ours = obj.labels.get(&options.shard_label()).map(String::as_str)
             == Some(self.sharding.shard_id());
-        let draining = labels.is_some_and(|l| l.contains_key(&options.drain_label()));
+        let draining = obj.labels.contains_key(&options.drain_label());
         if !ours || draining {
             return Ok(Action::done());
         }

@@ -6,6 +6,8 @@ use std::fmt;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
+use kube_client::core::DynamicObject;
+use parking_lot::Mutex;
 use rein_client::cache::{Cache, CacheOptions};
 use rein_controller::Reconciler;
 use rein_leaderelection::{LeaderCallbacks, LeaderElector, LeaseLock};
@@ -26,6 +28,18 @@ use crate::{Error, ShardedReconciler, ShardingOptions};
 pub(crate) struct Shared {
     pub(crate) options: ShardingOptions,
     pub(crate) kube: kube_client::Client,
+    /// The coordinator's own cache while this replica coordinates (synced).
+    pub(crate) coordinator_cache: Mutex<Option<Cache>>,
+}
+
+impl Shared {
+    pub(crate) fn new(options: ShardingOptions, kube: kube_client::Client) -> Self {
+        Shared {
+            options,
+            kube,
+            coordinator_cache: Mutex::new(None),
+        }
+    }
 }
 
 /// One replica's membership in a ring. A cheap `Clone` handle.
@@ -69,7 +83,7 @@ impl Sharding {
             .filter(|k| !k.follows_owner)
             .map(|k| {
                 let gvk = k.gvk();
-                let shard = KindShard::new(gvk.kind.clone(), k.ops.api_resource());
+                let shard = KindShard::new(gvk.kind.clone(), k.ops.api_resource(), k.ops.clone());
                 (gvk, Arc::new(shard))
             })
             .collect();
@@ -77,7 +91,7 @@ impl Sharding {
         metrics.set_member(false);
         Ok(Sharding {
             inner: Arc::new(Inner {
-                shared: Arc::new(Shared { options, kube }),
+                shared: Arc::new(Shared::new(options, kube)),
                 kinds,
                 member: watch::Sender::new(false),
                 running: AtomicBool::new(false),
@@ -99,6 +113,14 @@ impl Sharding {
     /// Whether this replica holds its shard Lease (is a member of the ring) now.
     pub fn is_member(&self) -> bool {
         *self.inner.member.borrow()
+    }
+
+    /// The coordinator's own cache while this replica coordinates the ring (`None`
+    /// otherwise): the ring's shard Leases and, for every sharded kind `K`, an informer of
+    /// `PartialObjectMeta<K>` — metadata only, so the coordinator's memory holds no object's
+    /// spec or status. For inspection (`informer_statuses`, `existing_informer_for`).
+    pub fn coordinator_cache(&self) -> Option<Cache> {
+        self.inner.shared.coordinator_cache.lock().clone()
     }
 
     /// Resolves once this replica holds its shard Lease.
@@ -143,7 +165,33 @@ impl Sharding {
     ) -> Result<ShardedReconciler<K, R>, Error> {
         let resource = kube_client::core::ApiResource::erase::<K>(&());
         let gvk = GroupVersionKind::new(resource.group, resource.version, resource.kind);
-        let Some(shard) = self.inner.kinds.get(&gvk) else {
+        self.wrap(&gvk, cache, reconciler)
+    }
+
+    /// [`Sharding::reconciler`] for a kind named at run time (what the controller builder's
+    /// `sharded()` uses through the manager): `kind` must be sharded by its own key.
+    pub fn reconciler_for_kind<R: Reconciler>(
+        &self,
+        kind: &GroupVersionKind,
+        cache: Cache,
+        reconciler: R,
+    ) -> Result<ShardedReconciler<DynamicObject, R>, Error> {
+        self.wrap(kind, cache, reconciler)
+    }
+
+    /// Whether the ring shards `kind` (by its own key or its owner's): this replica's cache
+    /// built with [`Sharding::cache_options`] holds only its share of the kind.
+    pub fn shards_kind(&self, kind: &GroupVersionKind) -> bool {
+        self.options().kinds.iter().any(|k| &k.gvk() == kind)
+    }
+
+    fn wrap<K, R: Reconciler>(
+        &self,
+        gvk: &GroupVersionKind,
+        cache: Cache,
+        reconciler: R,
+    ) -> Result<ShardedReconciler<K, R>, Error> {
+        let Some(shard) = self.inner.kinds.get(gvk) else {
             return Err(Error::KindNotSharded {
                 ring: self.options().ring.clone(),
                 kind: gvk.to_string(),

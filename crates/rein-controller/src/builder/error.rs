@@ -19,6 +19,27 @@ pub enum BuildError {
     /// Neither `for_` nor `named`.
     #[error("building a controller: one of for_() or named() must be called")]
     NoName,
+    /// `sharded()` without `for_`: only the `for_` kind's objects are assigned to shards.
+    #[error("building a controller: sharded() can only be used together with for_()")]
+    ShardedWithoutFor,
+    /// The host could not shard the controller (it does not shard the `for_` kind).
+    #[error("building a controller sharded by {kind}")]
+    Sharding {
+        /// The `for_` kind.
+        kind: String,
+        /// The host's error.
+        #[source]
+        source: BoxError,
+    },
+    /// A leader-elected controller for a kind the host shards: its cache would hold only
+    /// this replica's share of the objects.
+    #[error(
+        "building a controller: {kind} is sharded across replicas, so a leader-elected controller for it would see only this replica's share; use sharded()"
+    )]
+    SingletonOfShardedKind {
+        /// The `for_` kind.
+        kind: String,
+    },
     /// The controller itself could not be created (invalid or duplicate name).
     #[error("building a controller")]
     Controller(#[from] crate::controller::Error),

@@ -8,12 +8,12 @@ use std::sync::Arc;
 
 use rein_client::DynamicObject;
 use rein_client::cache::Cache;
-use rein_scheme::{Object, RestMapping};
+use rein_scheme::{GroupVersionKind, Object, RestMapping};
 
 use crate::controller::{Controller, ControllerOptions};
 use crate::handler::{EnqueueRequestForObject, EnqueueRequestForOwner, EventHandler};
 use crate::predicate::{BoxPredicate, ForAnyKind, MetaPredicate};
-use crate::reconcile::Reconciler;
+use crate::reconcile::{Reconciler, box_reconciler};
 use crate::runnable::ControllerHost;
 use crate::source::{Kind, Source};
 
@@ -34,10 +34,17 @@ struct WatchContext<'a> {
 ///
 /// `with_event_filter` predicates apply to every `for_`/`owns`/`watches` watch (prepended to
 /// the watch's own predicates); `watches_raw` skips them.
+///
+/// With a host that shards kinds across replicas (a manager with `Options::sharding`),
+/// [`ControllerManagedBy::sharded`] runs the controller on every replica, each reconciling
+/// its share, and [`ControllerManagedBy::leader_elected`] keeps it a singleton on the leader;
+/// one manager can run both.
 pub struct ControllerManagedBy<'a, H: ControllerHost + ?Sized> {
     host: &'a H,
     name: Option<String>,
     for_kind: Option<String>,
+    for_gvk: Option<GroupVersionKind>,
+    sharded: Option<bool>,
     for_owner: Option<EnqueueRequestForOwner>,
     has_owns: bool,
     error: Option<BuildError>,
@@ -51,6 +58,7 @@ impl<H: ControllerHost + ?Sized> fmt::Debug for ControllerManagedBy<'_, H> {
         f.debug_struct("ControllerManagedBy")
             .field("name", &self.name)
             .field("for_kind", &self.for_kind)
+            .field("sharded", &self.sharded)
             .field("watches", &self.watches.len())
             .field("filters", &self.filters.len())
             .field("options", &self.options)
@@ -78,6 +86,8 @@ impl<'a, H: ControllerHost + ?Sized> ControllerManagedBy<'a, H> {
             host,
             name: None,
             for_kind: None,
+            for_gvk: None,
+            sharded: None,
             for_owner: None,
             has_owns: false,
             error: None,
@@ -99,6 +109,12 @@ impl<'a, H: ControllerHost + ?Sized> ControllerManagedBy<'a, H> {
             return self;
         }
         self.for_kind = Some(T::kind(&()).to_lowercase());
+        let resource = kube_client::core::ApiResource::erase::<T>(&());
+        self.for_gvk = Some(GroupVersionKind::new(
+            resource.group,
+            resource.version,
+            resource.kind,
+        ));
         self.for_owner = Some(EnqueueRequestForOwner::new::<T>());
         self.watches.push(Box::new(move |w| {
             w.controller.watch(
@@ -133,6 +149,7 @@ impl<'a, H: ControllerHost + ?Sized> ControllerManagedBy<'a, H> {
             return self;
         }
         self.for_kind = Some(mapping.gvk.kind.to_lowercase());
+        self.for_gvk = Some(mapping.gvk.clone());
         self.for_owner = Some(EnqueueRequestForOwner::for_group_kind(
             &mapping.gvk.group,
             &mapping.gvk.kind,
@@ -281,6 +298,25 @@ impl<'a, H: ControllerHost + ?Sized> ControllerManagedBy<'a, H> {
         self
     }
 
+    /// Shards the controller across replicas: it runs on every replica (active-active, no
+    /// leader election) and reconciles only the `for_` objects the ring assigned to this
+    /// replica — the host wraps the reconciler (a manager as `Manager::sharded` does; do not
+    /// wrap it yourself as well). Needs `for_` of a kind the host shards; `complete` fails
+    /// with [`BuildError::Sharding`] otherwise.
+    pub fn sharded(mut self) -> Self {
+        self.sharded = Some(true);
+        self
+    }
+
+    /// Keeps the controller a singleton that runs only on the elected leader (the options'
+    /// `need_leader_election` applies), also where the host shards controllers by default.
+    /// Its `for_` kind must not be one the host shards (that cache holds only this replica's
+    /// share): `complete` fails with [`BuildError::SingletonOfShardedKind`].
+    pub fn leader_elected(mut self) -> Self {
+        self.sharded = Some(false);
+        self
+    }
+
     /// Names the controller (default: the lowercase kind of the `for_` type).
     pub fn named(mut self, name: impl Into<String>) -> Self {
         self.name = Some(name.into());
@@ -301,7 +337,38 @@ impl<'a, H: ControllerHost + ?Sized> ControllerManagedBy<'a, H> {
         let Some(name) = self.name.or(self.for_kind) else {
             return Err(BuildError::NoName);
         };
-        let controller = Controller::new(&name, reconciler, self.options)?;
+        let host = self.host;
+        let for_sharded_kind = self.for_gvk.as_ref().filter(|k| host.is_sharded_kind(k));
+        let mut options = self.options;
+        options.enable_warmup |= host.warm_up_controllers();
+        // By default, a controller the user did not take off leader election by hand.
+        let sharded = self.sharded.unwrap_or_else(|| {
+            options.need_leader_election
+                && for_sharded_kind.is_some()
+                && host.shards_controllers_by_default()
+        });
+        let controller = if sharded {
+            let Some(kind) = &self.for_gvk else {
+                return Err(BuildError::ShardedWithoutFor);
+            };
+            let reconciler = host
+                .shard_reconciler(kind, box_reconciler(reconciler))
+                .map_err(|source| BuildError::Sharding {
+                    kind: kind.to_string(),
+                    source,
+                })?;
+            options.need_leader_election = false;
+            Controller::new(&name, reconciler, options)?
+        } else {
+            if options.need_leader_election
+                && let Some(kind) = for_sharded_kind
+            {
+                return Err(BuildError::SingletonOfShardedKind {
+                    kind: kind.to_string(),
+                });
+            }
+            Controller::new(&name, reconciler, options)?
+        };
         let cache = self.host.cache();
         let context = WatchContext {
             controller: &controller,

@@ -52,6 +52,8 @@ struct Inner {
     metrics: ControllerMetrics,
     watches: Mutex<Vec<Arc<dyn ErasedWatch>>>,
     running: Mutex<Option<CancellationToken>>,
+    /// Whether the watches were started (by warm-up or start); held while starting them.
+    watches_started: tokio::sync::Mutex<bool>,
     started: AtomicBool,
     next_reconcile_id: AtomicU64,
 }
@@ -94,6 +96,7 @@ impl Controller {
             metrics: ControllerMetrics::new(name),
             watches: Mutex::new(Vec::new()),
             running: Mutex::new(None),
+            watches_started: tokio::sync::Mutex::new(false),
             started: AtomicBool::new(false),
             next_reconcile_id: AtomicU64::new(1),
         });
@@ -158,5 +161,16 @@ impl Runnable for Controller {
 
     fn needs_leader_election(&self) -> bool {
         self.inner.options.need_leader_election
+    }
+
+    /// With [`ControllerOptions::enable_warmup`], starts the watches with `stop` and waits
+    /// for them to sync; the workers start only with [`Runnable::start`].
+    async fn warm_up(&self, stop: CancellationToken) -> Result<(), BoxError> {
+        if !self.inner.options.enable_warmup {
+            return Ok(());
+        }
+        worker::warm_up(&self.inner, &stop)
+            .await
+            .map_err(Into::into)
     }
 }

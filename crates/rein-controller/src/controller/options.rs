@@ -31,6 +31,12 @@ pub struct ControllerOptions {
     /// How long stop waits for running reconciles to finish before abandoning them.
     /// Default 30 s.
     pub graceful_shutdown_timeout: Duration,
+    /// Start the sources (and so sync their caches) on a replica that does not lead yet,
+    /// when the manager warms its leader-only runnables up (controller-runtime's
+    /// `EnableWarmup`): once elected, the controller reconciles at once instead of first
+    /// listing everything. Requests queue up meanwhile; nothing is reconciled before the
+    /// controller starts. Default false.
+    pub enable_warmup: bool,
 }
 
 impl Default for ControllerOptions {
@@ -44,6 +50,7 @@ impl Default for ControllerOptions {
             skip_name_validation: false,
             reconciliation_timeout: None,
             graceful_shutdown_timeout: Duration::from_secs(30),
+            enable_warmup: false,
         }
     }
 }
@@ -59,6 +66,7 @@ impl fmt::Debug for ControllerOptions {
             .field("skip_name_validation", &self.skip_name_validation)
             .field("reconciliation_timeout", &self.reconciliation_timeout)
             .field("graceful_shutdown_timeout", &self.graceful_shutdown_timeout)
+            .field("enable_warmup", &self.enable_warmup)
             .finish()
     }
 }

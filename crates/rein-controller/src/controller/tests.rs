@@ -588,3 +588,91 @@ async fn a_queue_snapshot_shows_waiting_in_flight_and_backing_off_requests() {
     stop.cancel();
     handle.await.unwrap().unwrap();
 }
+
+/// A source that counts its starts and, once started, delivers one Pod `ns/warm`.
+struct CountingSource {
+    starts: Arc<AtomicUsize>,
+}
+
+#[async_trait::async_trait]
+impl Source<k8s_openapi::api::core::v1::Pod> for CountingSource {
+    async fn start(
+        &self,
+        sink: crate::source::EventSink<k8s_openapi::api::core::v1::Pod>,
+        _stop: CancellationToken,
+    ) -> Result<(), BoxError> {
+        self.starts.fetch_add(1, Ordering::SeqCst);
+        let mut pod = k8s_openapi::api::core::v1::Pod::default();
+        pod.metadata.name = Some("warm".into());
+        pod.metadata.namespace = Some("ns".into());
+        sink.generic(&crate::event::GenericEvent::new(pod));
+        Ok(())
+    }
+
+    fn describe(&self) -> String {
+        "counting source".into()
+    }
+}
+
+fn warm_controller(name: &str, enable_warmup: bool) -> (Controller, Arc<Log>, Arc<AtomicUsize>) {
+    let log = Arc::new(Log::default());
+    let l = log.clone();
+    let c = Controller::new(
+        name,
+        reconciler_fn(move |_, req| {
+            let l = l.clone();
+            async move {
+                l.calls.lock().push((req, Instant::now()));
+                Ok::<_, BoxError>(Action::done())
+            }
+        }),
+        ControllerOptions {
+            enable_warmup,
+            ..ControllerOptions::default()
+        },
+    )
+    .unwrap();
+    let starts = Arc::new(AtomicUsize::new(0));
+    c.watch(
+        CountingSource {
+            starts: starts.clone(),
+        },
+        crate::handler::EnqueueRequestForObject,
+        Vec::new(),
+    );
+    (c, log, starts)
+}
+
+#[tokio::test(start_paused = true)]
+async fn warm_up_starts_the_sources_but_not_the_workers() {
+    let (c, log, starts) = warm_controller("warm-up", true);
+    let warm = CancellationToken::new();
+    c.warm_up(warm.clone()).await.unwrap();
+    assert_eq!(starts.load(Ordering::SeqCst), 1);
+    // The event is queued, and nothing reconciles it before the controller starts.
+    assert_eq!(c.queue().len(), 1);
+    tokio::time::sleep(Duration::from_secs(60)).await;
+    assert_eq!(log.count(), 0);
+
+    let (stop, handle) = start(&c);
+    until(|| log.count() == 1).await;
+    assert_eq!(log.calls.lock()[0].0, Request::new("ns", "warm"));
+    // Started once, by the warm-up.
+    assert_eq!(starts.load(Ordering::SeqCst), 1);
+    stop.cancel();
+    handle.await.unwrap().unwrap();
+    warm.cancel();
+}
+
+#[tokio::test(start_paused = true)]
+async fn without_enable_warmup_warm_up_starts_nothing() {
+    let (c, log, starts) = warm_controller("no-warm-up", false);
+    c.warm_up(CancellationToken::new()).await.unwrap();
+    assert_eq!(starts.load(Ordering::SeqCst), 0);
+    assert_eq!(c.queue().len(), 0);
+    let (stop, handle) = start(&c);
+    until(|| log.count() == 1).await;
+    assert_eq!(starts.load(Ordering::SeqCst), 1);
+    stop.cancel();
+    handle.await.unwrap().unwrap();
+}

@@ -26,7 +26,16 @@ pub(super) async fn run(inner: Arc<Inner>, stop: CancellationToken) -> Result<()
     inner.metrics.max_concurrent.set(workers as i64);
     inner.metrics.active_workers.set(0);
 
-    let result = start_watches(&inner, &stop).await;
+    let result = {
+        let mut watches_started = inner.watches_started.lock().await;
+        if *watches_started {
+            // Warmed up: started with the warm-up's token; wait for them to have synced.
+            sync_watches(&inner, &stop).await
+        } else {
+            *watches_started = true;
+            start_watches(&inner, &stop).await
+        }
+    };
     if let Err(err) = result {
         inner.queue.shut_down();
         return Err(err);
@@ -73,9 +82,36 @@ pub(super) async fn run(inner: Arc<Inner>, stop: CancellationToken) -> Result<()
     Ok(())
 }
 
+/// Warm-up: starts the watches with `stop` (the manager's, not the leader's) and waits for
+/// them to sync, unless they were started already.
+pub(super) async fn warm_up(inner: &Arc<Inner>, stop: &CancellationToken) -> Result<(), Error> {
+    let mut watches_started = inner.watches_started.lock().await;
+    if *watches_started {
+        return Ok(());
+    }
+    *watches_started = true;
+    tracing::info!(controller = %inner.name, "warming up: starting the sources before leading");
+    start_watches(inner, stop).await
+}
+
 /// Starts every watch concurrently, each bounded by the cache-sync timeout.
 async fn start_watches(inner: &Arc<Inner>, stop: &CancellationToken) -> Result<(), Error> {
     *inner.running.lock() = Some(stop.clone());
+    for_each_watch(inner, stop, true).await
+}
+
+/// Waits for every (started) watch to sync, bounded by the cache-sync timeout.
+async fn sync_watches(inner: &Arc<Inner>, stop: &CancellationToken) -> Result<(), Error> {
+    for_each_watch(inner, stop, false).await
+}
+
+/// Starts (`start`) and syncs every watch concurrently, each bounded by the cache-sync
+/// timeout.
+async fn for_each_watch(
+    inner: &Arc<Inner>,
+    stop: &CancellationToken,
+    start: bool,
+) -> Result<(), Error> {
     let watches = inner.watches.lock().clone();
     let timeout = inner.options.cache_sync_timeout;
     let starts = watches.iter().map(|w| {
@@ -84,7 +120,9 @@ async fn start_watches(inner: &Arc<Inner>, stop: &CancellationToken) -> Result<(
         let name = inner.name.to_string();
         async move {
             let started = tokio::time::timeout(timeout, async {
-                w.start(queue, stop.clone()).await?;
+                if start {
+                    w.start(queue, stop.clone()).await?;
+                }
                 w.wait_for_sync(stop).await
             })
             .await;

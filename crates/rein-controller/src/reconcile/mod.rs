@@ -222,11 +222,31 @@ pub trait Reconciler: Send + Sync + 'static {
 }
 
 #[async_trait]
-impl<R: Reconciler> Reconciler for Arc<R> {
+impl<R: Reconciler + ?Sized> Reconciler for Arc<R> {
     type Error = R::Error;
 
     async fn reconcile(&self, ctx: Context, req: Request) -> Result<Action, Self::Error> {
         (**self).reconcile(ctx, req).await
+    }
+}
+
+/// A reconciler with its type erased (and its error boxed): what the controller builder hands
+/// a host to wrap (see [`ControllerHost::shard_reconciler`](crate::ControllerHost::shard_reconciler)).
+pub type BoxReconciler = Arc<dyn Reconciler<Error = BoxError>>;
+
+/// Erases `reconciler`'s type, boxing its errors.
+pub fn box_reconciler<R: Reconciler>(reconciler: R) -> BoxReconciler {
+    Arc::new(Boxed(reconciler))
+}
+
+struct Boxed<R>(R);
+
+#[async_trait]
+impl<R: Reconciler> Reconciler for Boxed<R> {
+    type Error = BoxError;
+
+    async fn reconcile(&self, ctx: Context, req: Request) -> Result<Action, BoxError> {
+        self.0.reconcile(ctx, req).await.map_err(Into::into)
     }
 }
 

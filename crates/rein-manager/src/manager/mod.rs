@@ -18,10 +18,10 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use parking_lot::Mutex;
 use rein_client::Client;
 use rein_client::cache::Cache;
-use rein_controller::BoxError;
 use rein_controller::recorder::{EventRecorder, RecorderOptions};
+use rein_controller::{BoxError, BoxReconciler, box_reconciler};
 use rein_controller::{ControllerHost, Reconciler, Runnable};
-use rein_scheme::Scheme;
+use rein_scheme::{GroupVersionKind, Scheme};
 use tokio_util::sync::CancellationToken;
 
 pub use error::Error;
@@ -74,6 +74,23 @@ struct State {
     started: bool,
     others: Group,
     leader: Group,
+    /// The warm-up of the leader-only runnables (with leader election).
+    warmup: Group,
+}
+
+/// A leader-only runnable's [`Runnable::warm_up`] as a runnable of the warm-up group: what it
+/// starts runs until the group stops.
+struct WarmUp(Arc<dyn Runnable>);
+
+#[async_trait::async_trait]
+impl Runnable for WarmUp {
+    async fn start(&self, stop: CancellationToken) -> Result<(), BoxError> {
+        self.0.warm_up(stop).await
+    }
+
+    fn needs_leader_election(&self) -> bool {
+        false
+    }
 }
 
 impl std::fmt::Debug for Manager {
@@ -141,18 +158,21 @@ impl Manager {
     /// Adds a runnable. Leader-only runnables ([`Runnable::needs_leader_election`]) start once
     /// this process leads (at once without leader election); the others start after the caches
     /// synced. Added while running, it starts at once if its group runs.
+    ///
+    /// With leader election, leader-only runnables are also warmed up
+    /// ([`Runnable::warm_up`]) on every replica once the caches synced, before the election:
+    /// a controller with `enable_warmup` starts its sources then, so a standby's caches are
+    /// synced when it takes over (controller-runtime's warm-up).
     pub fn add(&self, runnable: Arc<dyn Runnable>) -> Result<(), Error> {
         let mut state = self.inner.state.lock();
-        let group = if runnable.needs_leader_election() {
-            &mut state.leader
+        let added = if runnable.needs_leader_election() {
+            let warm = self.inner.options.leader_election.is_some();
+            let warm_up = warm.then(|| Arc::new(WarmUp(runnable.clone())) as Arc<dyn Runnable>);
+            state.leader.add(runnable) && warm_up.is_none_or(|w| state.warmup.add(w))
         } else {
-            &mut state.others
+            state.others.add(runnable)
         };
-        if group.add(runnable) {
-            Ok(())
-        } else {
-            Err(Error::Stopping)
-        }
+        if added { Ok(()) } else { Err(Error::Stopping) }
     }
 
     /// Resolves once leader-only runnables may run: this process won the election, or leader
@@ -204,7 +224,8 @@ impl Manager {
     /// Wraps `reconciler` for the sharded kind `K` ([`Options::sharding`]): it reconciles
     /// only the objects the ring assigned to this replica, only while this replica is a
     /// member, and never an object being handed over. Give it to a controller for `K` whose
-    /// options say `need_leader_election: false` (every replica runs it).
+    /// options say `need_leader_election: false` (every replica runs it). The builder's
+    /// `sharded()` does both for you; do not combine them.
     pub fn sharded<K: rein_scheme::Object, R: Reconciler>(
         &self,
         reconciler: R,
@@ -240,6 +261,40 @@ impl ControllerHost for Manager {
 
     fn add(&self, runnable: Arc<dyn Runnable>) -> Result<(), BoxError> {
         Manager::add(self, runnable).map_err(BoxError::from)
+    }
+
+    fn warm_up_controllers(&self) -> bool {
+        self.inner.options.warm_up_controllers
+    }
+
+    fn is_sharded_kind(&self, kind: &GroupVersionKind) -> bool {
+        self.inner
+            .sharding
+            .as_ref()
+            .is_some_and(|s| s.shards_kind(kind))
+    }
+
+    fn shards_controllers_by_default(&self) -> bool {
+        self.inner
+            .sharding
+            .as_ref()
+            .is_some_and(|s| s.options().shard_controllers_by_default)
+    }
+
+    fn shard_reconciler(
+        &self,
+        kind: &GroupVersionKind,
+        reconciler: BoxReconciler,
+    ) -> Result<BoxReconciler, BoxError> {
+        let sharding = self
+            .inner
+            .sharding
+            .as_ref()
+            .ok_or(Error::ShardingDisabled)?;
+        let sharded = sharding
+            .reconciler_for_kind(kind, self.cache(), reconciler)
+            .map_err(Error::Sharding)?;
+        Ok(box_reconciler(sharded))
     }
 }
 
@@ -356,6 +411,7 @@ impl ManagerBuilder {
                     started: false,
                     others: Group::new("others"),
                     leader: Group::new("leader-election"),
+                    warmup: Group::new("warmup"),
                 }),
                 elected: CancellationToken::new(),
                 caches_synced: Arc::new(AtomicBool::new(false)),

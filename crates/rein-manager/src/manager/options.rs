@@ -28,8 +28,15 @@ pub struct Options {
     pub cache: CacheOptions,
     /// The client: kinds read uncached, whether dynamic objects are cached, field owner.
     pub client: ClientOptions,
-    /// Leader election for the leader-only runnables (default: off).
+    /// Leader election for the leader-only runnables (default: off). Standby replicas warm
+    /// those up ([`Runnable::warm_up`](rein_controller::Runnable::warm_up)): controllers with
+    /// `enable_warmup` sync their sources before they lead.
     pub leader_election: Option<LeaderElectionOptions>,
+    /// Turn `enable_warmup` on for every controller built on this manager with the builder
+    /// (controller-runtime's `Controller.EnableWarmup` default; default: off, each
+    /// controller's option decides). Only leader-elected controllers on a manager with leader
+    /// election are warmed up.
+    pub warm_up_controllers: bool,
     /// Serve `/healthz` and `/readyz` (default: off). `/readyz` includes a `cache-sync`
     /// check that fails until the caches have synced.
     pub health_probes: Option<HealthProbeOptions>,
@@ -59,10 +66,12 @@ pub struct Options {
     /// request, within [`Options::request_timeouts`].
     pub rate_limit: Option<RateLimitConfig>,
     /// Active-active sharding (default: off): this replica joins the ring, its cache holds
-    /// only the objects of the sharded kinds assigned to it, and controllers whose reconciler
-    /// is wrapped by [`Manager::sharded`](super::Manager::sharded) (and that set
-    /// `need_leader_election: false`) reconcile only those. Other controllers keep leader
-    /// election. The Lease namespace defaults to the Pod's.
+    /// only the objects of the sharded kinds assigned to it, and controllers built with the
+    /// builder's `sharded()` (or whose reconciler is wrapped by
+    /// [`Manager::sharded`](super::Manager::sharded) and that set
+    /// `need_leader_election: false`) run on every replica and reconcile only those. Other
+    /// controllers keep leader election (`leader_elected()`), but may not be for a sharded
+    /// kind. The Lease namespace defaults to the Pod's.
     pub sharding: Option<ShardingOptions>,
 }
 
@@ -73,6 +82,7 @@ impl Default for Options {
             cache: CacheOptions::default(),
             client: ClientOptions::default(),
             leader_election: None,
+            warm_up_controllers: false,
             health_probes: None,
             metrics: None,
             webhook: None,
@@ -124,6 +134,13 @@ impl Options {
     /// Enables leader election.
     pub fn leader_election(mut self, options: LeaderElectionOptions) -> Self {
         self.leader_election = Some(options);
+        self
+    }
+
+    /// Warms every builder-made leader-elected controller up on standby replicas
+    /// ([`Options::warm_up_controllers`]).
+    pub fn warm_up_controllers(mut self) -> Self {
+        self.warm_up_controllers = true;
         self
     }
 

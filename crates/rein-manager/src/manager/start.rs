@@ -40,7 +40,8 @@ impl Manager {
     /// Order: the cache; the servers (health probes, metrics) and the webhook server;
     /// waiting for the caches to sync; with sharding, the ring (shard Lease, coordinator
     /// election); the runnables that need no leader election; then — at once, or after winning
-    /// the election — the leader-only runnables. Stopping is the reverse and graceful: each
+    /// the election (warmed up while waiting: [`Runnable::warm_up`]) — the leader-only
+    /// runnables. Stopping is the reverse and graceful: each
     /// group gets the rest of `graceful_shutdown_timeout`; stragglers are aborted. Order of
     /// stopping: others, leader-only, caches, webhooks, servers, then the elector and the ring
     /// (which release their Leases if configured to; shard Leases always are). Losing
@@ -168,11 +169,16 @@ impl Manager {
             .others
             .start(CancellationToken::new(), errors.clone());
 
-        // 5. Leader-only runnables: now, or once elected.
+        // 5. Leader-only runnables: now, or once elected — warmed up meanwhile.
         let (leader_tx, mut leader_rx) = mpsc::unbounded_channel();
         match self.elector(leader_tx)? {
             None => self.start_leader_group(CancellationToken::new(), errors),
             Some(elector) => {
+                self.inner
+                    .state
+                    .lock()
+                    .warmup
+                    .start(CancellationToken::new(), errors.clone());
                 let token = CancellationToken::new();
                 let task = tokio::spawn({
                     let token = token.clone();
@@ -287,14 +293,19 @@ impl Manager {
         timeout: Option<Duration>,
     ) -> Result<(), Error> {
         let deadline = timeout.map(|t| Instant::now() + t);
-        let (others, leader) = {
+        let (others, leader, warmup) = {
             let mut state = self.inner.state.lock();
-            (state.others.begin_stop(), state.leader.begin_stop())
+            (
+                state.others.begin_stop(),
+                state.leader.begin_stop(),
+                state.warmup.begin_stop(),
+            )
         };
         let mut outcome = Stopped::InTime;
         for tasks in [
             others,
             leader,
+            warmup,
             internal.caches.begin_stop(),
             internal.webhooks.begin_stop(),
             internal.servers.begin_stop(),

@@ -74,8 +74,9 @@ impl Term {
         }
     }
 
-    /// Runs the term: an unfiltered cache of the Leases and the sharded kinds, and a pass
-    /// over everything on each change and every retry period.
+    /// Runs the term: an unfiltered cache of the Leases and of the sharded kinds' metadata
+    /// (`PartialObjectMeta<K>`: labels, owners and versions are all it decides from), and a
+    /// pass over everything on each change and every retry period.
     pub(crate) async fn run(mut self, token: CancellationToken) -> Result<(), Error> {
         let options = &self.shared.options;
         let ring_selector = Selector::from_requirements(vec![
@@ -99,7 +100,7 @@ impl Term {
                 source,
             })?;
         for kind in &options.kinds {
-            kind.ops.ensure_informer(&cache).await?;
+            kind.meta_ops.ensure_informer(&cache).await?;
         }
         let running = tokio::spawn({
             let (cache, token) = (cache.clone(), token.clone());
@@ -110,6 +111,7 @@ impl Term {
             synced = cache.wait_for_cache_sync() => synced,
         };
         if synced {
+            *self.shared.coordinator_cache.lock() = Some(cache.clone());
             let changed = Arc::new(Notify::new());
             let notify = changed.clone();
             let on_change = move || notify.notify_one();
@@ -127,7 +129,7 @@ impl Term {
                 })?;
             for kind in &options.kinds {
                 let on_change = on_change.clone();
-                kind.ops
+                kind.meta_ops
                     .watch(&cache, Arc::new(move |_: &ObjMeta, _: Change| on_change()))
                     .await?;
             }
@@ -142,6 +144,7 @@ impl Term {
                 }
             }
         }
+        self.shared.coordinator_cache.lock().take();
         token.cancel();
         let _ = running.await;
         Ok(())
@@ -239,7 +242,7 @@ impl Term {
 
         let mut objects: Vec<(&ShardedKind, Vec<ObjMeta>)> = Vec::new();
         for kind in &options.kinds {
-            match kind.ops.list(cache).await {
+            match kind.meta_ops.list(cache).await {
                 Ok(list) => objects.push((kind, list)),
                 Err(err) => {
                     tracing::warn!(error = %err, "coordinator: listing a sharded kind failed")

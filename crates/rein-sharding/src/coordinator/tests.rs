@@ -24,7 +24,7 @@ fn term() -> Term {
         .shard_id("me")
         .resolve()
         .expect("options");
-    Term::new(Arc::new(Shared { options, kube }))
+    Term::new(Arc::new(Shared::new(options, kube)))
 }
 
 fn lease(namespace: &str, shard: &str, holder: &str, renewals: u32) -> Arc<Lease> {
