@@ -152,6 +152,7 @@ pub(crate) fn commit(
     if opts.dry_run {
         return Ok(Arc::new(obj));
     }
+    let obj = crate::resources::to_storage(&def.group, &def.plural, obj);
     let stored = txn.insert(&def.key(), key, obj);
     if is_crd(def) {
         return Ok(crd::on_write(txn, target.catalogue, &stored).unwrap_or(stored));

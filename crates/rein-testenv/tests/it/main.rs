@@ -36,6 +36,7 @@ mod rbac;
 mod representations;
 mod serviceaccount_admission;
 mod validation;
+mod views;
 mod watch;
 
 /// The ConfigMap the root CA publisher keeps in every namespace, as in a real cluster: tests
