@@ -69,6 +69,7 @@
 mod admission;
 mod auth;
 mod builtin;
+mod canonical;
 mod conversion;
 mod env;
 mod error;

@@ -49,6 +49,7 @@ pub(crate) fn prepare(
     super::custom::decode(target, &mut obj);
     super::normalize(def, &mut obj);
     super::defaults::apply(def, &mut obj, None);
+    crate::canonical::normalize(&mut obj);
     let meta = meta_mut(&mut obj);
     if def.namespaced {
         let ns = namespace.ok_or_else(|| ApiError::bad_request("a namespace is required"))?;

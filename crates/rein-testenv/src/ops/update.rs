@@ -51,6 +51,13 @@ pub(crate) fn update(
     if sub == Subresource::Main {
         super::defaults::apply(def, &mut new, Some(&old));
     }
+    // As stored, but an empty `managedFields` (a request to reset them) is kept: Go decodes
+    // `[]` to an empty slice, which only marshalling drops.
+    let managed = new.pointer("/metadata/managedFields").cloned();
+    crate::canonical::normalize(&mut new);
+    if let Some(entries) = managed {
+        meta_mut(&mut new).insert("managedFields".into(), entries);
+    }
     if let Some(body_name) = meta_str(&new, "name")
         && !body_name.is_empty()
         && body_name != name
