@@ -61,3 +61,14 @@ fn list_items_lose_their_type_only_in_canonical_form() {
         r#"[1,{"apiVersion":"x/v1","kind":"W"}"#
     );
 }
+
+#[test]
+fn crd_subresources_survive() {
+    let crd = json!({"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+        "metadata": {"name": "widgets.example.com"},
+        "spec": {"group": "example.com", "names": {"kind": "Widget", "plural": "widgets"}, "scope": "Namespaced",
+        "versions": [{"name": "v1", "served": true, "storage": true,
+            "schema": {"openAPIV3Schema": {"type": "object", "x-kubernetes-preserve-unknown-fields": true}},
+            "subresources": {"status": {}}}]}});
+    eprintln!("{}", text(&crd));
+}

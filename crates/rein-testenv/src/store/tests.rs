@@ -155,10 +155,7 @@ fn store_history_and_watchers_share_one_copy_of_each_object() {
     assert!(Arc::ptr_eq(&listed[0], &in_store));
     assert_eq!(in_store.json().as_ptr(), sent.object.json().as_ptr());
     // The bytes are the object as served, resourceVersion included.
-    assert_eq!(
-        *in_store.json(),
-        crate::canonical::to_vec(&decoded)
-    );
+    assert_eq!(*in_store.json(), crate::canonical::to_vec(&decoded));
     let mut canonical = (*decoded).clone();
     crate::canonical::normalize(&mut canonical);
     assert_eq!(in_store.decode(), canonical);
