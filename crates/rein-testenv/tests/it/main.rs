@@ -8,6 +8,7 @@ mod admission;
 mod admission_support;
 mod auth;
 mod auth_support;
+mod canonical;
 mod crd;
 mod crd_lifecycle;
 mod crd_schema;
