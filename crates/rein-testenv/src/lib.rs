@@ -8,7 +8,10 @@
 //! [`TestEnv::start`] serves every built-in k8s-openapi resource (and CRD-defined ones once the
 //! CRD is created) on an ephemeral loopback port, on its own runtime thread, and hands back a
 //! ready `kube_client::Client`. The real `kubectl` works against it too
-//! ([`TestEnv::write_kubeconfig`], or the `rein-apiserver` binary).
+//! ([`TestEnv::write_kubeconfig`], or the `rein-apiserver` binary). Objects are written as
+//! kube-apiserver writes them (Go's field order, empty structs, list items of built-in kinds
+//! without `kind`/`apiVersion`), so a client that decodes rein-testenv's answers decodes a
+//! real server's; `events.k8s.io/v1` Events are a view of the core Events, as on a cluster.
 //!
 //! It calls webhooks as kube-apiserver does: admission webhooks named by stored
 //! Mutating/ValidatingWebhookConfigurations, and the conversion webhook of a CRD with
@@ -69,6 +72,7 @@
 mod admission;
 mod auth;
 mod builtin;
+mod canonical;
 mod conversion;
 mod env;
 mod error;

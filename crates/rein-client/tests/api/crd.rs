@@ -8,8 +8,8 @@ use k8s_openapi::NamespaceResourceScope;
 use k8s_openapi::api::apps::v1::Deployment;
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::{
     CustomResourceDefinition, CustomResourceDefinitionNames, CustomResourceDefinitionSpec,
-    CustomResourceDefinitionVersion, CustomResourceSubresources, CustomResourceValidation,
-    JSONSchemaProps,
+    CustomResourceDefinitionVersion, CustomResourceSubresourceStatus, CustomResourceSubresources,
+    CustomResourceValidation, JSONSchemaProps,
 };
 use kube_client::core::{ObjectMeta, Resource};
 use rein_client::{Client, DeleteParams, ListOptions, Patch, PatchParams, PostParams};
@@ -102,7 +102,9 @@ fn crd() -> CustomResourceDefinition {
                     }),
                 }),
                 subresources: Some(CustomResourceSubresources {
-                    status: Some(Default::default()),
+                    // `{}`: the default newtype is `null`, which kube-apiserver decodes as no status
+                    // subresource at all.
+                    status: Some(CustomResourceSubresourceStatus(serde_json::json!({}))),
                     scale: None,
                 }),
                 ..Default::default()

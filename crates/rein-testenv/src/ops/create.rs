@@ -49,6 +49,7 @@ pub(crate) fn prepare(
     super::custom::decode(target, &mut obj);
     super::normalize(def, &mut obj);
     super::defaults::apply(def, &mut obj, None);
+    crate::canonical::normalize(&mut obj);
     let meta = meta_mut(&mut obj);
     if def.namespaced {
         let ns = namespace.ok_or_else(|| ApiError::bad_request("a namespace is required"))?;
@@ -159,6 +160,7 @@ pub(crate) fn commit(
     if opts.dry_run {
         return Ok(Arc::new(obj));
     }
+    let obj = crate::resources::to_storage(&def.group, &def.plural, obj);
     let stored = txn.insert(&def.key(), key, obj);
     if is_crd(def) {
         return Ok(crd::on_write(txn, target.catalogue, &stored).unwrap_or(stored));

@@ -48,6 +48,9 @@ pub(crate) fn validate(
 /// and labelled with its `apiVersion`; `None` when nothing changes (or when the resource has
 /// webhook conversion and `obj` is in another version: `server/converted.rs` converts it).
 pub(crate) fn serve(def: &ResourceDef, version: &str, obj: &Value) -> Option<Value> {
+    if def.is_view() {
+        return crate::resources::to_view(&def.group, &def.plural, obj);
+    }
     let api_version = def.api_version(version);
     let same_version = obj.get("apiVersion").and_then(Value::as_str) == Some(api_version.as_str());
     // With webhook conversion, only the webhook turns one version into another.

@@ -185,7 +185,11 @@ fn namespace_step(txn: &mut Txn<'_>, catalogue: &Catalogue, namespace: &str) {
     if !meta::is_deleting(&ns) {
         return;
     }
-    for def in catalogue.all().into_iter().filter(|d| d.namespaced) {
+    for def in catalogue
+        .all()
+        .into_iter()
+        .filter(|d| d.namespaced && !d.is_view())
+    {
         for obj in txn.list(&def.key(), Some(namespace)) {
             if meta::is_deleting(&obj) {
                 continue;

@@ -35,6 +35,11 @@ pub(crate) fn update(
     let Some(old) = txn.get(&def.key(), key) else {
         return Err(ApiError::not_found(def, name));
     };
+    // A view of another resource's storage works on the stored object as it serves it.
+    let old = match crate::resources::to_view(&def.group, &def.plural, &old) {
+        Some(view) => Arc::new(view),
+        None => old,
+    };
     if !new.is_object() {
         return Err(ApiError::bad_request(
             "the request body must be a JSON object",
@@ -45,6 +50,13 @@ pub(crate) fn update(
     super::normalize(def, &mut new);
     if sub == Subresource::Main {
         super::defaults::apply(def, &mut new, Some(&old));
+    }
+    // As stored, but an empty `managedFields` (a request to reset them) is kept: Go decodes
+    // `[]` to an empty slice, which only marshalling drops.
+    let managed = new.pointer("/metadata/managedFields").cloned();
+    crate::canonical::normalize(&mut new);
+    if let Some(entries) = managed {
+        meta_mut(&mut new).insert("managedFields".into(), entries);
     }
     if let Some(body_name) = meta_str(&new, "name")
         && !body_name.is_empty()
@@ -175,6 +187,7 @@ pub(crate) fn update(
     if opts.dry_run {
         return Ok(Arc::new(result));
     }
+    let result = crate::resources::to_storage(&def.group, &def.plural, result);
     if meta::is_deleting(&result) && meta::finalizers(&result).is_empty() {
         txn.replace(&def.key(), key.clone(), result);
         return Ok(delete::finish_removal(txn, target.catalogue, def, key).unwrap_or(old));

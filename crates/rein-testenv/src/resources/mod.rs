@@ -2,6 +2,7 @@
 
 mod builtin;
 mod custom;
+mod shared;
 mod tables;
 
 use std::collections::{BTreeMap, HashMap};
@@ -13,6 +14,7 @@ use crate::schema::VersionSchema;
 
 pub(crate) use builtin::{builtin_resources, with_builtin_types};
 pub(crate) use custom::{CustomVersion, PrinterColumn, custom_versions};
+pub(crate) use shared::{to_storage, to_view};
 
 /// Where a stored object lives: its API group and plural resource name (all versions share it).
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -71,12 +73,23 @@ pub(crate) struct ResourceDef {
 }
 
 impl ResourceDef {
-    /// The storage key.
+    /// The storage key: the resource's own, or for a view of another resource's storage
+    /// (events.k8s.io Events) that resource's.
     pub(crate) fn key(&self) -> ResKey {
+        shared::storage_of(&self.group, &self.plural).unwrap_or_else(|| self.id())
+    }
+
+    /// The catalogue key: the resource's own group and plural.
+    pub(crate) fn id(&self) -> ResKey {
         ResKey {
             group: self.group.clone(),
             plural: self.plural.clone(),
         }
+    }
+
+    /// Whether the resource serves another resource's storage (events.k8s.io Events).
+    pub(crate) fn is_view(&self) -> bool {
+        shared::storage_of(&self.group, &self.plural).is_some()
     }
 
     /// The `apiVersion` for `version` of this resource.
@@ -129,7 +142,7 @@ impl Catalogue {
     pub(crate) fn new() -> Catalogue {
         let mut map = HashMap::new();
         for def in builtin_resources() {
-            map.insert(def.key(), Arc::new(def));
+            map.insert(def.id(), Arc::new(def));
         }
         Catalogue {
             inner: RwLock::new(map),
@@ -151,7 +164,8 @@ impl Catalogue {
         def.serves(version).then_some(def)
     }
 
-    /// The resource stored under `key`, whatever its versions.
+    /// The resource whose catalogue key is `key`, whatever its versions (a storage key
+    /// names the resource that owns the storage, never a view of it).
     pub(crate) fn get(&self, key: &ResKey) -> Option<Arc<ResourceDef>> {
         self.inner.read().get(key).cloned()
     }
@@ -165,7 +179,7 @@ impl Catalogue {
 
     /// Adds or replaces a custom resource.
     pub(crate) fn insert_custom(&self, def: ResourceDef) {
-        self.inner.write().insert(def.key(), Arc::new(def));
+        self.inner.write().insert(def.id(), Arc::new(def));
     }
 
     /// Removes a custom resource; built-ins are never removed.

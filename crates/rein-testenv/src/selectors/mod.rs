@@ -139,20 +139,25 @@ impl FieldLabels {
                 labels.add("source", Source::EventOrigin);
             }
             ("events.k8s.io", "events") => {
-                // The events.k8s.io names of the core Event's fields.
+                // The events.k8s.io names of the core Event's fields: the objects are stored
+                // as core Events, so each reads the core field.
                 namespace(&mut labels);
-                labels.plain(&[
-                    "regarding.kind",
-                    "regarding.namespace",
-                    "regarding.name",
-                    "regarding.uid",
-                    "regarding.apiVersion",
-                    "regarding.resourceVersion",
-                    "regarding.fieldPath",
-                    "reason",
-                    "reportingController",
-                    "type",
-                ]);
+                for field in [
+                    "kind",
+                    "namespace",
+                    "name",
+                    "uid",
+                    "apiVersion",
+                    "resourceVersion",
+                    "fieldPath",
+                ] {
+                    labels.add(
+                        &format!("regarding.{field}"),
+                        Source::path(&format!("involvedObject.{field}")),
+                    );
+                }
+                labels.plain(&["reason", "type"]);
+                labels.add("reportingController", Source::path("reportingComponent"));
             }
             ("batch", "jobs") => {
                 namespace(&mut labels);

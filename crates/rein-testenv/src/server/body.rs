@@ -54,9 +54,9 @@ pub(crate) fn json_shared(code: u16, bytes: Bytes) -> Response<Body> {
     resp
 }
 
-/// A JSON response.
+/// A JSON response, a built-in kind in canonical form (`crate::canonical`).
 pub(crate) fn json(code: u16, value: &Value) -> Response<Body> {
-    json_bytes(code, serde_json::to_vec(value).unwrap_or_default())
+    json_bytes(code, crate::canonical::to_vec(value))
 }
 
 /// A `metav1.Status` error response.

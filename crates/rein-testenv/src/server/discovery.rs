@@ -4,6 +4,7 @@ use std::collections::{BTreeMap, HashMap};
 
 use serde_json::{Value, json};
 
+use super::components;
 use crate::resources::{Catalogue, ResKey, ResourceDef, compare_versions};
 use crate::store::Txn;
 
@@ -147,6 +148,8 @@ pub(crate) fn resource_list(
             "kind": def.kind,
             "verbs": if create_only {
                 json!(["create"])
+            } else if components::applies(&def) {
+                json!(["get", "list"])
             } else {
                 verbs.clone()
             },
@@ -160,8 +163,11 @@ pub(crate) fn resource_list(
         // Built-ins: the preferred version (an approximation for the few that store another).
         let storage_version = storage.of(&def).unwrap_or(version);
         if !create_only {
-            r["storageVersionHash"] =
-                json!(storage_version_hash(group, storage_version, &def.kind));
+            r["storageVersionHash"] = json!(storage_version_hash(
+                &def.key().group,
+                storage_version,
+                &def.kind
+            ));
         }
         resources.push(r);
         let mut subs = subresources(&def);

@@ -207,11 +207,12 @@ async fn list(
     let mut head = Vec::with_capacity(256);
     let _ = write!(
         head,
-        "{{\"kind\":{},\"apiVersion\":{},\"metadata\":{},\"items\":[",
+        "{{\"kind\":{},\"apiVersion\":{},\"metadata\":",
         json!(def.list_kind()),
         json!(api_version),
-        meta
     );
+    crate::canonical::write_as(&mut head, "meta/v1.ListMeta", &meta);
+    head.extend_from_slice(b",\"items\":[");
     let page: Vec<Arc<Stored>> = page.into_iter().cloned().collect();
     let size: usize = page.iter().map(|o| o.json().len() + 1).sum();
     if size <= body::CHUNK {
@@ -263,7 +264,10 @@ impl ListItems {
             if !std::mem::take(&mut self.first) {
                 out.push(b',');
             }
+            let start = out.len();
             write_served(out, &self.def, &self.version, &self.api_version, &obj);
+            // Items of built-in kinds go out without `kind` and `apiVersion`.
+            crate::canonical::untype_list_item(out, start);
         }
         self.items.len() > 0
     }
@@ -333,7 +337,7 @@ pub(crate) fn write_served(
     let value = obj.decode();
     match crate::ops::serve_version(def, version, &value) {
         Some(served) => {
-            let _ = serde_json::to_writer(&mut *out, &served);
+            crate::canonical::write(out, &served);
         }
         None => write_object(out, &value, api_version),
     }
@@ -342,12 +346,8 @@ pub(crate) fn write_served(
 /// Serialises `obj` as `api_version`.
 pub(crate) fn write_object(out: &mut Vec<u8>, obj: &Value, api_version: &str) {
     match crate::ops::as_version(obj, api_version) {
-        Some(converted) => {
-            let _ = serde_json::to_writer(&mut *out, &converted);
-        }
-        None => {
-            let _ = serde_json::to_writer(&mut *out, obj);
-        }
+        Some(converted) => crate::canonical::write(out, &converted),
+        None => crate::canonical::write(out, obj),
     }
 }
 

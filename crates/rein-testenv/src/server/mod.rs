@@ -7,6 +7,7 @@ mod access;
 mod admitted;
 mod aggregated;
 mod body;
+mod components;
 mod converted;
 mod discovery;
 mod dispatch;

@@ -72,6 +72,9 @@ async fn respond(state: &Arc<State>, req: Request<Incoming>, path: ResourcePath)
              (rein-testenv answers JSON only; protobuf and CBOR responses are not supported)",
         ));
     }
+    if super::components::applies(&path.def) {
+        return super::components::serve(req.method(), &path, &q, req.headers());
+    }
     let method = req.method().clone();
     let wants_table = match super::table::requested(req.headers(), &q) {
         Ok(t) => t,

@@ -111,7 +111,7 @@ impl Representation {
                 .map(String::into_bytes)
                 .unwrap_or_default()
         } else {
-            serde_json::to_vec(&value).unwrap_or_default()
+            crate::canonical::to_vec(&value)
         };
         if let Ok(v) = HeaderValue::from_str(&content_type) {
             parts.headers.insert(header::CONTENT_TYPE, v);

@@ -105,10 +105,10 @@ impl Filter {
             if self.headers_sent.swap(true, Ordering::Relaxed) {
                 table["columnDefinitions"] = serde_json::Value::Null;
             }
-            let _ = serde_json::to_writer(&mut *out, &table);
+            crate::canonical::write(out, &table);
         } else if self.partial {
             let partial = super::represent::partial_object(&obj.decode());
-            let _ = serde_json::to_writer(&mut *out, &partial);
+            crate::canonical::write(out, &partial);
         } else {
             write_served(out, &self.def, &self.version, &self.api_version, obj);
         }
@@ -125,12 +125,12 @@ impl Filter {
         } else {
             (self.kind.as_str(), self.api_version.as_str())
         };
-        let event = json!({
-            "type": "BOOKMARK",
-            "object": {"kind": kind, "apiVersion": api_version, "metadata": meta},
-        });
-        let mut out = serde_json::to_vec(&event).unwrap_or_default();
-        out.push(b'\n');
+        // The object as kube-apiserver sends it: an empty object of the kind, in canonical
+        // form (`spec: {…}`, `status: {}` and all).
+        let object = json!({"kind": kind, "apiVersion": api_version, "metadata": meta});
+        let mut out = b"{\"type\":\"BOOKMARK\",\"object\":".to_vec();
+        crate::canonical::write(&mut out, &object);
+        out.extend_from_slice(b"}\n");
         Bytes::from(out)
     }
 }

@@ -19,7 +19,7 @@ use crate::selectors::FieldLabels;
 /// One stored object.
 #[derive(Debug)]
 pub(crate) struct Stored {
-    /// The object serialised (`serde_json::to_vec`, keys in order).
+    /// The object serialised in canonical form (`crate::canonical`).
     json: Bytes,
     summary: Summary,
 }
@@ -42,7 +42,7 @@ pub(crate) struct Summary {
 impl Stored {
     /// Encodes `obj`, a `res` object, for storing.
     pub(crate) fn new(res: &ResKey, obj: &Value) -> Stored {
-        let mut json = serde_json::to_vec(obj).unwrap_or_default();
+        let mut json = crate::canonical::to_vec(obj);
         // The buffer grew by doubling: up to half of it would be kept unused for as long as
         // the object is stored.
         json.shrink_to_fit();

@@ -311,7 +311,11 @@ async fn deployments_are_served_with_scale() {
         .create(&PostParams::default(), &d)
         .await
         .expect("creates");
-    assert!(created.status.is_none(), "status is dropped on create");
+    assert_eq!(
+        created.status,
+        Some(Default::default()),
+        "status is reset on create (and served as the empty struct, `status: {{}}`)"
+    );
     let scale = deploys.get_scale("web").await.expect("scale");
     assert_eq!(scale.spec.and_then(|s| s.replicas), Some(1));
     deploys

@@ -236,7 +236,8 @@ async fn per_kind_labels_select_what_kube_apiserver_selects() {
         ["e2"]
     );
 
-    // events.k8s.io spells them its own way.
+    // events.k8s.io spells them its own way, over the same storage: the core Event e1 is
+    // selected too.
     let gvk = GroupVersionKind::gvk("events.k8s.io", "v1", "Event");
     let ar = ApiResource::from_gvk_with_plural(&gvk, "events");
     let new_events: Api<DynamicObject> = Api::namespaced_with(client.clone(), "default", &ar);
@@ -254,7 +255,7 @@ async fn per_kind_labels_select_what_kube_apiserver_selects() {
             "regarding.name=on-a,reportingController=kubelet"
         )
         .await,
-        ["n1"]
+        ["e1", "n1"]
     );
 
     // Jobs select on status.successful, read from status.succeeded (0 when unset).

@@ -1067,3 +1067,79 @@ fn api_resources_use_aggregated_discovery() {
         ["crontabs", "ct", "stable.example.com/v1", "true", "CronTab"]
     );
 }
+
+#[test]
+fn events_through_either_api_and_componentstatuses() {
+    let server = Server::start();
+    let events = r#"
+apiVersion: v1
+kind: Event
+metadata: {name: old-style, namespace: default}
+involvedObject: {kind: Pod, name: web, namespace: default}
+reason: Pulled
+message: pulled the image
+type: Normal
+source: {component: kubelet}
+firstTimestamp: "2025-01-01T00:00:00Z"
+lastTimestamp: "2025-01-01T00:00:00Z"
+count: 1
+---
+apiVersion: events.k8s.io/v1
+kind: Event
+metadata: {name: new-style, namespace: default}
+eventTime: "2025-01-01T00:00:00.000000Z"
+regarding: {kind: Deployment, name: web, namespace: default}
+reportingController: example.com/ctl
+reportingInstance: ctl-0
+action: Scale
+reason: Scaled
+note: scaled to three
+type: Warning
+"#;
+    server.ok_with_input(&["create", "-f", "-"], Some(events));
+    // The Table of events has Name and Age only (see docs/testenv.md); `kubectl events`
+    // prints the objects' fields itself.
+    for args in [
+        &["get", "events"][..],
+        &["get", "events.v1.events.k8s.io"][..],
+    ] {
+        let out = server.ok(args);
+        for expected in ["old-style", "new-style"] {
+            assert!(out.contains(expected), "kubectl {args:?}:\n{out}");
+        }
+    }
+    let out = server.ok(&["events"]);
+    for expected in ["Pulled", "Scaled", "Pod/web", "Deployment/web"] {
+        assert!(out.contains(expected), "kubectl events:\n{out}");
+    }
+    let out = server.ok(&["events", "--types=Warning"]);
+    assert!(
+        out.contains("scaled to three") && !out.contains("pulled the image"),
+        "{out}"
+    );
+    let listed = server.json(&["get", "events.v1.events.k8s.io", "old-style", "-o", "json"]);
+    assert_eq!(listed["note"], "pulled the image");
+    assert_eq!(listed["regarding"]["name"], "web");
+
+    let out = server.run(&["get", "componentstatuses"], None);
+    assert!(out.status.success(), "{out:?}");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("v1 ComponentStatus is deprecated in v1.19+"),
+        "{stderr}"
+    );
+    for line in ["scheduler", "controller-manager", "etcd-0"] {
+        assert!(
+            stdout
+                .lines()
+                .any(|l| l.starts_with(line) && l.contains("Healthy") && l.contains("ok")),
+            "{stdout}"
+        );
+    }
+    assert!(stdout.starts_with("NAME"), "{stdout}");
+    assert!(
+        stdout.contains("STATUS") && stdout.contains("MESSAGE"),
+        "{stdout}"
+    );
+}

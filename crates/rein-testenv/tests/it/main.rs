@@ -8,6 +8,7 @@ mod admission;
 mod admission_support;
 mod auth;
 mod auth_support;
+mod canonical;
 mod crd;
 mod crd_lifecycle;
 mod crd_schema;
@@ -39,6 +40,7 @@ mod representations;
 mod serviceaccount_admission;
 mod tables;
 mod validation;
+mod views;
 mod watch;
 
 /// The ConfigMap the root CA publisher keeps in every namespace, as in a real cluster: tests

@@ -7,8 +7,101 @@ use super::non_negative;
 use crate::builtin::field::{FieldError, Path};
 use crate::builtin::{names, selector};
 
-/// `legacyValidateEvent` for a core/v1 Event.
-pub(crate) fn core_event(obj: &Value, errs: &mut Vec<FieldError>) {
+/// kube's `ValidateEventCreate` and `ValidateEventUpdate` (`old` on update). Both APIs
+/// validate the one internal object, so `obj` is the core form of the Event (an
+/// events.k8s.io write converted) and causes name the core fields; `strict` for writes
+/// through events.k8s.io, which add the new API's rules to the legacy ones.
+pub(crate) fn event(obj: &Value, old: Option<&Value>, strict: bool, errs: &mut Vec<FieldError>) {
+    legacy_event(obj, errs);
+    if !strict {
+        return;
+    }
+    let set = |field: &str| obj.get(field).is_some_and(|v| !v.is_null());
+    let Some(old) = old else {
+        event_series(obj, errs);
+        if !set("eventTime") {
+            errs.push(FieldError::required("eventTime", ""));
+        }
+        let kind = super::text(obj, "/type");
+        if kind != "Normal" && kind != "Warning" {
+            errs.push(FieldError::invalid_str(
+                "type",
+                "",
+                format!("has invalid value: {kind}"),
+            ));
+        }
+        for field in ["firstTimestamp", "lastTimestamp"] {
+            if set(field) {
+                errs.push(FieldError::invalid_str(field, "", "needs to be unset"));
+            }
+        }
+        if obj
+            .get("count")
+            .and_then(Value::as_i64)
+            .is_some_and(|n| n != 0)
+        {
+            errs.push(FieldError::invalid_str("count", "", "needs to be unset"));
+        }
+        if !super::text(obj, "/source/component").is_empty()
+            || !super::text(obj, "/source/host").is_empty()
+        {
+            errs.push(FieldError::invalid_str("source", "", "needs to be unset"));
+        }
+        return;
+    };
+    if obj.get("series") != old.get("series") {
+        event_series(obj, errs);
+    }
+    // In kube's order (`reason` twice, as kube checks it twice).
+    for field in [
+        "involvedObject",
+        "reason",
+        "message",
+        "source",
+        "firstTimestamp",
+        "lastTimestamp",
+        "count",
+        "reason",
+        "type",
+        "eventTime",
+        "action",
+        "related",
+        "reportingComponent",
+        "reportingInstance",
+    ] {
+        if !same_or_zero(obj.get(field), old.get(field)) {
+            let at = if field == "reportingComponent" {
+                "reportingController"
+            } else {
+                field
+            };
+            errs.push(FieldError::immutable(
+                at,
+                obj.get(field).unwrap_or(&Value::Null),
+            ));
+        }
+    }
+}
+
+/// Whether two values of a Go field are equal, absent counting as the zero value.
+fn same_or_zero(a: Option<&Value>, b: Option<&Value>) -> bool {
+    a == b || (a.is_none_or(zero_value) && b.is_none_or(zero_value))
+}
+
+fn zero_value(v: &Value) -> bool {
+    match v {
+        Value::Null => true,
+        Value::String(s) => s.is_empty(),
+        Value::Number(n) => n.as_f64() == Some(0.0),
+        Value::Bool(b) => !b,
+        Value::Object(o) => o.values().all(zero_value),
+        Value::Array(a) => a.is_empty(),
+    }
+}
+
+/// `legacyValidateEvent`: the namespaces agree; an Event with `eventTime` names its reporter,
+/// action and reason, within kube's lengths.
+fn legacy_event(obj: &Value, errs: &mut Vec<FieldError>) {
     let namespace = super::text(obj, "/metadata/namespace");
     let involved = super::text(obj, "/involvedObject/namespace");
     let new_style = obj.get("eventTime").is_some_and(|t| !t.is_null());
@@ -24,40 +117,57 @@ pub(crate) fn core_event(obj: &Value, errs: &mut Vec<FieldError>) {
             "does not match event.namespace",
         ));
     }
-    if new_style {
-        reporting(obj, "reportingComponent", errs);
+    if !new_style {
+        return;
     }
-}
-
-/// `ValidateEventCreate` for an events.k8s.io Event: the strict rules of the new API.
-pub(crate) fn events_event(obj: &Value, errs: &mut Vec<FieldError>) {
-    if obj.get("eventTime").is_none_or(Value::is_null) {
-        errs.push(FieldError::required("eventTime", ""));
-    } else {
-        reporting(obj, "reportingController", errs);
+    // The internal field is `ReportingController`, whatever the API calls it.
+    let controller = super::text(obj, "/reportingComponent");
+    if controller.is_empty() {
+        errs.push(FieldError::required("reportingController", ""));
     }
-    let kind = super::text(obj, "/type");
-    if kind != "Normal" && kind != "Warning" {
+    for msg in names::qualified_name(controller) {
         errs.push(FieldError::invalid_str(
-            "type",
+            "reportingController",
+            controller,
+            msg,
+        ));
+    }
+    for (field, limit) in [("reportingInstance", 128), ("action", 128), ("reason", 128)] {
+        let value = super::text(obj, &format!("/{field}"));
+        if value.is_empty() {
+            errs.push(FieldError::required(field, ""));
+        }
+        if value.len() > limit {
+            errs.push(FieldError::invalid_str(
+                field,
+                "",
+                format!("can have at most {limit} characters"),
+            ));
+        }
+    }
+    if super::text(obj, "/message").len() > 1024 {
+        errs.push(FieldError::invalid_str(
+            "message",
             "",
-            format!("has invalid value: {kind}"),
+            "can have at most 1024 characters",
         ));
     }
 }
 
-fn reporting(obj: &Value, controller_field: &str, errs: &mut Vec<FieldError>) {
-    let controller = super::text(obj, &format!("/{controller_field}"));
-    if controller.is_empty() {
-        errs.push(FieldError::required(controller_field, ""));
+/// `validateV1EventSeries`: a series counts at least 2 and has its last observed time.
+fn event_series(obj: &Value, errs: &mut Vec<FieldError>) {
+    let Some(series) = obj.get("series").filter(|s| !s.is_null()) else {
+        return;
+    };
+    if series.get("count").and_then(Value::as_i64).unwrap_or(0) < 2 {
+        errs.push(FieldError::invalid_str(
+            "series.count",
+            "",
+            "should be at least 2",
+        ));
     }
-    for msg in names::qualified_name(controller) {
-        errs.push(FieldError::invalid_str(controller_field, controller, msg));
-    }
-    for field in ["reportingInstance", "action", "reason"] {
-        if super::text(obj, &format!("/{field}")).is_empty() {
-            errs.push(FieldError::required(field, ""));
-        }
+    if series.get("lastObservedTime").is_none_or(Value::is_null) {
+        errs.push(FieldError::required("series.lastObservedTime", ""));
     }
 }
 

@@ -26,7 +26,7 @@ pub(crate) fn validate(
         ("", "services") => service::service(obj, old, errs),
         ("", "configmaps") => data::config_map(obj, old, errs),
         ("", "secrets") => data::secret(obj, old, errs),
-        ("", "events") => misc::core_event(obj, errs),
+        ("", "events") => misc::event(obj, old, false, errs),
         ("", "limitranges") => misc::limit_range(obj, errs),
         ("", "persistentvolumeclaims") => misc::persistent_volume_claim(obj, old, errs),
         ("", "replicationcontrollers") => workloads::replication_controller(obj, errs),
@@ -44,7 +44,12 @@ pub(crate) fn validate(
         ("rbac.authorization.k8s.io", "rolebindings" | "clusterrolebindings") => {
             misc::role_binding(obj, old, errs)
         }
-        ("events.k8s.io", "events") => misc::events_event(obj, errs),
+        ("events.k8s.io", "events") => {
+            // Validated as the core Event both APIs store.
+            let core = |o: &Value| crate::resources::to_storage(&def.group, &def.plural, o.clone());
+            let old = old.map(core);
+            misc::event(&core(obj), old.as_ref(), true, errs);
+        }
         _ => {}
     }
 }
