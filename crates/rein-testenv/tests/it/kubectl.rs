@@ -1097,14 +1097,14 @@ note: scaled to three
 type: Warning
 "#;
     server.ok_with_input(&["create", "-f", "-"], Some(events));
-    // The Table of events has Name and Age only (see docs/testenv.md); `kubectl events`
+    // kube's Table of events names the objects only in its wide columns; `kubectl events`
     // prints the objects' fields itself.
     for args in [
-        &["get", "events"][..],
-        &["get", "events.v1.events.k8s.io"][..],
+        &["get", "events", "-o", "wide"][..],
+        &["get", "events.v1.events.k8s.io", "-o", "wide"][..],
     ] {
         let out = server.ok(args);
-        for expected in ["old-style", "new-style"] {
+        for expected in ["old-style", "new-style", "Pulled", "Scaled"] {
             assert!(out.contains(expected), "kubectl {args:?}:\n{out}");
         }
     }

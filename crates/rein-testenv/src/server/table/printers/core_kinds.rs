@@ -24,7 +24,7 @@ pub(super) fn printer(group: &str, plural: &str) -> Option<Printer> {
             ],
             |o, now| cells(vec![n(o), s(&endpoints(o)), a(o, now)]),
         ),
-        ("", "events") => (event_columns(), event_row),
+        ("", "events") | ("events.k8s.io", "events") => (event_columns(), event_row),
         ("", "configmaps") => (
             vec![
                 name(),
