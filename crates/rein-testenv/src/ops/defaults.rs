@@ -1,7 +1,7 @@
 //! Per-kind defaulting, as kube-apiserver applies it when it decodes a write: a small table
 //! for the kinds controllers and kubectl use most (Pods and pod templates, workloads, Jobs,
-//! CronJobs, Services with ClusterIP and NodePort allocation, Secrets), and the Job
-//! strategy's generated selector. Fields the client set are kept.
+//! CronJobs, Services with ClusterIP and NodePort allocation, Secrets, NetworkPolicies,
+//! IngressClasses), and the Job strategy's generated selector. Fields the client set are kept.
 
 use std::sync::atomic::{AtomicU32, Ordering};
 
@@ -47,7 +47,90 @@ pub(crate) fn apply(def: &ResourceDef, obj: &mut Value, old: Option<&Value>) {
             default(spec, "failedJobsHistoryLimit", json!(1));
             job(at_map(spec, &["jobTemplate", "spec"]));
         }
+        ("autoscaling", "horizontalpodautoscalers") => horizontal_pod_autoscaler(obj),
+        ("networking.k8s.io", "networkpolicies") => network_policy(at(obj, &["spec"])),
+        ("networking.k8s.io", "ingressclasses") => {
+            if let Some(Value::Object(parameters)) = at(obj, &["spec"]).get_mut("parameters") {
+                default(parameters, "scope", json!("Cluster"));
+            }
+        }
         _ => {}
+    }
+}
+
+/// `SetDefaults_HorizontalPodAutoscaler` of autoscaling/v1 and v2: `minReplicas: 1`; in v2
+/// also a CPU utilization target of 80% when no metric is given, and a `behavior` that is
+/// present gets each unset rule of its `scaleUp` (no stabilization window; the larger of 4 Pods
+/// or 100% per 15 s) and `scaleDown` (100% per 15 s; the window is left to the controller).
+/// The v2 defaults apply to writes through v2 (the storage here keeps the shape written).
+fn horizontal_pod_autoscaler(obj: &mut Value) {
+    let v2 = obj.get("apiVersion").and_then(Value::as_str) == Some("autoscaling/v2");
+    let spec = at(obj, &["spec"]);
+    default(spec, "minReplicas", json!(1));
+    if !v2 {
+        return;
+    }
+    if spec
+        .get("metrics")
+        .and_then(Value::as_array)
+        .is_none_or(Vec::is_empty)
+    {
+        spec.insert(
+            "metrics".to_string(),
+            json!([{"type": "Resource", "resource": {"name": "cpu",
+                    "target": {"type": "Utilization", "averageUtilization": 80}}}]),
+        );
+    }
+    let Some(Value::Object(behavior)) = spec.get_mut("behavior") else {
+        return;
+    };
+    let scale_up = json!({"stabilizationWindowSeconds": 0, "selectPolicy": "Max", "policies": [
+        {"type": "Pods", "value": 4, "periodSeconds": 15},
+        {"type": "Percent", "value": 100, "periodSeconds": 15}]});
+    let scale_down = json!({"selectPolicy": "Max", "policies": [
+        {"type": "Percent", "value": 100, "periodSeconds": 15}]});
+    for (key, defaults) in [("scaleUp", scale_up), ("scaleDown", scale_down)] {
+        let Value::Object(defaults) = defaults else {
+            continue;
+        };
+        let rules = at_map(behavior, &[key]);
+        for (field, value) in defaults {
+            default(rules, &field, value);
+        }
+    }
+}
+
+/// `SetDefaults_NetworkPolicy` and `_NetworkPolicyPort`: `policyTypes` from the rules given
+/// (`Ingress`, plus `Egress` when there are egress rules), every port's protocol `TCP`.
+fn network_policy(spec: &mut Map<String, Value>) {
+    let has_types = spec
+        .get("policyTypes")
+        .and_then(Value::as_array)
+        .is_some_and(|t| !t.is_empty());
+    if !has_types {
+        let egress = spec
+            .get("egress")
+            .and_then(Value::as_array)
+            .is_some_and(|e| !e.is_empty());
+        let types = if egress {
+            json!(["Ingress", "Egress"])
+        } else {
+            json!(["Ingress"])
+        };
+        spec.insert("policyTypes".to_string(), types);
+    }
+    for direction in ["ingress", "egress"] {
+        let Some(Value::Array(rules)) = spec.get_mut(direction) else {
+            continue;
+        };
+        for rule in rules {
+            let Some(Value::Array(ports)) = rule.get_mut("ports") else {
+                continue;
+            };
+            for port in ports.iter_mut().filter_map(Value::as_object_mut) {
+                default(port, "protocol", json!("TCP"));
+            }
+        }
     }
 }
 

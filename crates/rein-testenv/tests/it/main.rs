@@ -35,6 +35,7 @@ mod quota;
 mod rbac;
 mod representations;
 mod serviceaccount_admission;
+mod sweep;
 mod validation;
 mod watch;
 
