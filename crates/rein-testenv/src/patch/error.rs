@@ -22,6 +22,18 @@ pub(crate) enum PatchError {
     /// The patch is well-formed JSON but not a valid patch (400 BadRequest).
     #[error("malformed patch: {0}")]
     Malformed(String),
+    /// A merge patch that is neither an object nor an array (`null`, a scalar): json-patch's
+    /// `ErrBadJSONPatch` (400 BadRequest).
+    #[error("Invalid JSON Patch")]
+    BadMergePatch,
+    /// A merge patch that is an array: RFC 7386 makes it the whole patched document, which
+    /// does not decode as an object (422 Invalid on `patch`, as kube-apiserver's jsonPatcher
+    /// answers; the decoder's words are Go's `encoding/json` ones, approximately).
+    #[error(
+        " \"\" is invalid: patch: {}",
+        not_an_object_cause(.0)
+    )]
+    NotAnObject(String),
     /// The patch could not be applied or gave an invalid object (422 Invalid).
     #[error("{0}")]
     Invalid(String),
@@ -68,8 +80,11 @@ impl PatchError {
     /// The HTTP status code kube-apiserver answers with.
     pub(crate) fn code(&self) -> u16 {
         match self {
-            PatchError::Decode { .. } | PatchError::DecodeYaml(_) | PatchError::Malformed(_) => 400,
-            PatchError::Invalid(_) | PatchError::TestFailed(_) => 422,
+            PatchError::Decode { .. }
+            | PatchError::DecodeYaml(_)
+            | PatchError::Malformed(_)
+            | PatchError::BadMergePatch => 400,
+            PatchError::Invalid(_) | PatchError::TestFailed(_) | PatchError::NotAnObject(_) => 422,
             PatchError::Conflict(_) => 409,
             PatchError::UnsupportedMediaType(_) => 415,
             PatchError::TypedPatch(_) => 500,
@@ -79,10 +94,13 @@ impl PatchError {
     /// The `metav1.Status` reason.
     pub(crate) fn reason(&self) -> &'static str {
         match self {
-            PatchError::Decode { .. } | PatchError::DecodeYaml(_) | PatchError::Malformed(_) => {
-                "BadRequest"
+            PatchError::Decode { .. }
+            | PatchError::DecodeYaml(_)
+            | PatchError::Malformed(_)
+            | PatchError::BadMergePatch => "BadRequest",
+            PatchError::Invalid(_) | PatchError::TestFailed(_) | PatchError::NotAnObject(_) => {
+                "Invalid"
             }
-            PatchError::Invalid(_) | PatchError::TestFailed(_) => "Invalid",
             PatchError::Conflict(_) => "Conflict",
             PatchError::UnsupportedMediaType(_) => "UnsupportedMediaType",
             PatchError::TypedPatch(_) => "",
@@ -111,6 +129,13 @@ impl PatchError {
             "reason": self.reason(),
             "code": self.code(),
         });
+        if let PatchError::NotAnObject(document) = self {
+            status["details"] = json!({ "causes": [{
+                "reason": "FieldValueInvalid",
+                "message": not_an_object_cause(document),
+                "field": "patch",
+            }] });
+        }
         if let PatchError::Conflict(conflicts) = self {
             let causes: Vec<Value> = conflicts
                 .iter()
@@ -126,6 +151,15 @@ impl PatchError {
         }
         status
     }
+}
+
+/// The cause of [`PatchError::NotAnObject`]: `Invalid value: "<document>": <decode error>`.
+fn not_an_object_cause(document: &str) -> String {
+    format!(
+        "Invalid value: {}: json: cannot unmarshal array into Go value of type \
+         map[string]interface {{}}",
+        Value::String(document.to_string())
+    )
 }
 
 impl FieldConflict {

@@ -76,8 +76,18 @@ fn merge_patch_follows_rfc_7386() {
 
 #[test]
 fn merge_patch_must_be_an_object() {
+    // An array is the whole patched document (RFC 7386), which is no object: 422 on `patch`.
     let err = patch(PatchType::Merge, &json!({}), json!([1]), &crd_gvk()).unwrap_err();
-    assert_eq!(err.code(), 400);
+    assert_eq!(err.code(), 422);
+    assert_eq!(err.status()["details"]["causes"][0]["field"], "patch");
+    // `null` or a scalar is json-patch's ErrBadJSONPatch.
+    for bad in [json!(null), json!(3)] {
+        let err = patch(PatchType::Merge, &json!({}), bad, &crd_gvk()).unwrap_err();
+        assert_eq!(
+            (err.code(), err.message()),
+            (400, "Invalid JSON Patch".to_string())
+        );
+    }
     let err = apply_patch(PatchType::Merge, &json!({}), b"{not json", &crd_gvk()).unwrap_err();
     assert_eq!(err.code(), 400);
     assert!(

@@ -385,6 +385,47 @@ async fn cron_job_schedules_are_parsed() {
     );
 }
 
+/// A merge patch that is an array (what the Python client up to 33 sends for a JSON patch
+/// through `CustomObjectsApi`) becomes the whole document, which does not decode: 422 on
+/// `patch`; `null` or a scalar is json-patch's `ErrBadJSONPatch`, 400.
+#[tokio::test]
+async fn merge_patches_that_are_not_objects_fail_as_kube_apiserver_fails_them() {
+    let env = TestEnv::start().await.expect("starts");
+    let client = env.client();
+    let created = post(&client, CONFIG_MAPS, json!({"metadata": {"name": "m"}})).await;
+    assert_eq!(created.code, 201, "{}", created.text);
+    let merge = |body: Value| {
+        send(
+            &client,
+            "PATCH",
+            "/api/v1/namespaces/default/configmaps/m",
+            "application/merge-patch+json",
+            Some(body),
+        )
+    };
+    let array = merge(json!([{"op": "add", "path": "/data", "value": {}}])).await;
+    assert_eq!(
+        (array.code, array.body["reason"].as_str()),
+        (422, Some("Invalid"))
+    );
+    assert_eq!(array.body["details"]["causes"][0]["field"], "patch");
+    assert!(
+        array.body["message"]
+            .as_str()
+            .is_some_and(|m| m.starts_with(" \"\" is invalid: patch: Invalid value: \"[{")),
+        "{}",
+        array.body
+    );
+    for bad in [json!(null), json!("x"), json!(1)] {
+        let refused = merge(bad.clone()).await;
+        assert_eq!(
+            (refused.code, refused.body["message"].as_str()),
+            (400, Some("Invalid JSON Patch")),
+            "{bad}"
+        );
+    }
+}
+
 /// autoscaling/v2 HorizontalPodAutoscalers get `minReplicas: 1`, a CPU target of 80% when no
 /// metric is given, and the unset rules of a given `behavior`.
 #[tokio::test]

@@ -566,6 +566,18 @@ def deployment_patches(ctx):
 
 
 @check
+def merge_patch_of_an_array(ctx):
+    # kubernetes <= 33 sends CustomObjectsApi patches as merge patches, a JSON patch included.
+    ctx.core.create_namespaced_config_map(ctx.ns, client.V1ConfigMap(metadata=meta("m")))
+    status, body = raw_json("PATCH", f"/api/v1/namespaces/{ctx.ns}/configmaps/m",
+                            [{"op": "add", "path": "/data", "value": {}}], "application/merge-patch+json")
+    eq((status, body["reason"], body["details"]["causes"][0]["field"]), (422, "Invalid", "patch"), "array")
+    status, body = raw_json("PATCH", f"/api/v1/namespaces/{ctx.ns}/configmaps/m", "null",
+                            "application/merge-patch+json")
+    eq((status, body["message"]), (400, "Invalid JSON Patch"), "null")
+
+
+@check
 def server_side_apply(ctx):
     n = name("ssa")
     apply = with_content_type(ctx, "application/apply-patch+yaml").core
