@@ -29,6 +29,46 @@ pub(crate) fn apply(def: &ResourceDef, obj: &mut Value, old: Option<&Value>) {
         }
         ("", "services") => service(obj, old),
         ("", "secrets") => default(object(obj), "type", json!("Opaque")),
+        // SetDefaults_PersistentVolumeClaimSpec and SetDefaults_PersistentVolume.
+        ("", "persistentvolumeclaims") => {
+            default(at(obj, &["spec"]), "volumeMode", json!("Filesystem"))
+        }
+        ("", "persistentvolumes") => {
+            let spec = at(obj, &["spec"]);
+            default(spec, "persistentVolumeReclaimPolicy", json!("Retain"));
+            default(spec, "volumeMode", json!("Filesystem"));
+        }
+        ("", "endpoints") => {
+            // SetDefaults_Endpoints: every port's protocol.
+            for subset in list_of(object(obj), "subsets") {
+                for port in list_of(subset, "ports") {
+                    default(port, "protocol", json!("TCP"));
+                }
+            }
+        }
+        ("discovery.k8s.io", "endpointslices") => {
+            // SetDefaults_EndpointPort: an empty name and TCP.
+            for port in list_of(object(obj), "ports") {
+                if !port.contains_key("name") {
+                    port.insert("name".to_string(), json!(""));
+                }
+                default(port, "protocol", json!("TCP"));
+            }
+        }
+        (
+            "admissionregistration.k8s.io",
+            plural @ ("validatingwebhookconfigurations" | "mutatingwebhookconfigurations"),
+        ) => {
+            let mutating = plural.starts_with("mutating");
+            for webhook in list_of(object(obj), "webhooks") {
+                webhook_defaults(webhook, mutating);
+            }
+        }
+        ("storage.k8s.io", "storageclasses") => {
+            let class = object(obj);
+            default(class, "reclaimPolicy", json!("Delete"));
+            default(class, "volumeBindingMode", json!("Immediate"));
+        }
         ("", "limitranges") => crate::plugins::default_limit_range(obj),
         ("apps", "deployments") => deployment(at(obj, &["spec"])),
         ("apps", "replicasets") => {
@@ -98,6 +138,40 @@ fn horizontal_pod_autoscaler(obj: &mut Value) {
             default(rules, &field, value);
         }
     }
+}
+
+/// `SetDefaults_ValidatingWebhook` / `_MutatingWebhook` of admissionregistration/v1, with
+/// their rules' `scope: "*"` and a service reference's port 443.
+fn webhook_defaults(webhook: &mut Map<String, Value>, mutating: bool) {
+    default(webhook, "failurePolicy", json!("Fail"));
+    default(webhook, "matchPolicy", json!("Equivalent"));
+    default(webhook, "namespaceSelector", json!({}));
+    default(webhook, "objectSelector", json!({}));
+    default(webhook, "timeoutSeconds", json!(10));
+    if mutating {
+        default(webhook, "reinvocationPolicy", json!("Never"));
+    }
+    for rule in list_of(webhook, "rules") {
+        default(rule, "scope", json!("*"));
+    }
+    if let Some(Value::Object(service)) = webhook
+        .get_mut("clientConfig")
+        .and_then(|c| c.get_mut("service"))
+    {
+        default(service, "port", json!(443));
+    }
+}
+
+/// The objects of the list `key` of `map` (none when it is absent or not a list).
+fn list_of<'a>(
+    map: &'a mut Map<String, Value>,
+    key: &str,
+) -> impl Iterator<Item = &'a mut Map<String, Value>> {
+    map.get_mut(key)
+        .and_then(Value::as_array_mut)
+        .into_iter()
+        .flatten()
+        .filter_map(Value::as_object_mut)
 }
 
 /// `SetDefaults_NetworkPolicy` and `_NetworkPolicyPort`: `policyTypes` from the rules given

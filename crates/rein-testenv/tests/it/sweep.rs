@@ -426,6 +426,124 @@ async fn merge_patches_that_are_not_objects_fail_as_kube_apiserver_fails_them() 
     }
 }
 
+/// Storage kinds get kube's defaults: a claim's and a volume's `volumeMode: Filesystem` and
+/// `Pending` phase (a volume also its phase's transition time and `Retain`), a
+/// StorageClass's `reclaimPolicy: Delete` and `volumeBindingMode: Immediate`.
+#[tokio::test]
+async fn storage_kinds_get_kube_defaults() {
+    let env = TestEnv::start().await.expect("starts");
+    let client = env.client();
+    let claim = post(
+        &client,
+        "/api/v1/namespaces/default/persistentvolumeclaims",
+        json!({"metadata": {"name": "c"}, "spec": {"accessModes": ["ReadWriteOnce"],
+               "resources": {"requests": {"storage": "1Gi"}}}}),
+    )
+    .await;
+    assert_eq!(claim.code, 201, "{}", claim.text);
+    assert_eq!(claim.body["spec"]["volumeMode"], "Filesystem");
+    assert_eq!(claim.body["status"], json!({"phase": "Pending"}));
+    let volume = post(
+        &client,
+        "/api/v1/persistentvolumes",
+        json!({"metadata": {"name": "v"}, "spec": {"capacity": {"storage": "1Gi"},
+               "accessModes": ["ReadWriteOnce"], "hostPath": {"path": "/tmp"}}}),
+    )
+    .await;
+    assert_eq!(volume.code, 201, "{}", volume.text);
+    assert_eq!(
+        volume.body["spec"]["persistentVolumeReclaimPolicy"],
+        "Retain"
+    );
+    assert_eq!(volume.body["spec"]["volumeMode"], "Filesystem");
+    assert_eq!(volume.body["status"]["phase"], "Pending");
+    assert_eq!(
+        volume.body["status"]["lastPhaseTransitionTime"],
+        volume.body["metadata"]["creationTimestamp"]
+    );
+    let class = post(
+        &client,
+        "/apis/storage.k8s.io/v1/storageclasses",
+        json!({"metadata": {"name": "fast"}, "provisioner": "example.com/disk"}),
+    )
+    .await;
+    assert_eq!(class.code, 201, "{}", class.text);
+    assert_eq!(
+        (
+            &class.body["reclaimPolicy"],
+            &class.body["volumeBindingMode"]
+        ),
+        (&json!("Delete"), &json!("Immediate"))
+    );
+}
+
+/// Endpoints and EndpointSlice ports get `protocol: TCP` (a slice's also `name: ""`); webhook
+/// configurations get admissionregistration/v1's defaults.
+#[tokio::test]
+async fn endpoints_and_webhook_configurations_get_kube_defaults() {
+    let env = TestEnv::start().await.expect("starts");
+    let client = env.client();
+    let endpoints = post(
+        &client,
+        "/api/v1/namespaces/default/endpoints",
+        json!({"metadata": {"name": "e"}, "subsets": [{"addresses": [{"ip": "10.0.0.1"}],
+               "ports": [{"port": 80}]}]}),
+    )
+    .await;
+    assert_eq!(endpoints.code, 201, "{}", endpoints.text);
+    assert_eq!(
+        endpoints.body["subsets"][0]["ports"],
+        json!([{"port": 80, "protocol": "TCP"}])
+    );
+    let slice = post(
+        &client,
+        "/apis/discovery.k8s.io/v1/namespaces/default/endpointslices",
+        json!({"metadata": {"name": "s"}, "addressType": "IPv4",
+               "endpoints": [{"addresses": ["10.0.0.1"]}], "ports": [{"port": 80}]}),
+    )
+    .await;
+    assert_eq!(slice.code, 201, "{}", slice.text);
+    assert_eq!(
+        slice.body["ports"],
+        json!([{"name": "", "port": 80, "protocol": "TCP"}])
+    );
+    let hook = json!({"name": "w.example.com", "sideEffects": "None",
+        "admissionReviewVersions": ["v1"],
+        "clientConfig": {"service": {"namespace": "default", "name": "hooks"}},
+        "rules": [{"operations": ["CREATE"], "apiGroups": [""], "apiVersions": ["v1"],
+                   "resources": ["configmaps"]}]});
+    let mutating = post(
+        &client,
+        "/apis/admissionregistration.k8s.io/v1/mutatingwebhookconfigurations",
+        json!({"metadata": {"name": "m"}, "webhooks": [hook]}),
+    )
+    .await;
+    assert_eq!(mutating.code, 201, "{}", mutating.text);
+    let webhook = &mutating.body["webhooks"][0];
+    assert_eq!(
+        [
+            &webhook["failurePolicy"],
+            &webhook["matchPolicy"],
+            &webhook["namespaceSelector"],
+            &webhook["objectSelector"],
+            &webhook["timeoutSeconds"],
+            &webhook["reinvocationPolicy"],
+            &webhook["rules"][0]["scope"],
+            &webhook["clientConfig"]["service"]["port"],
+        ],
+        [
+            &json!("Fail"),
+            &json!("Equivalent"),
+            &json!({}),
+            &json!({}),
+            &json!(10),
+            &json!("Never"),
+            &json!("*"),
+            &json!(443),
+        ]
+    );
+}
+
 /// autoscaling/v2 HorizontalPodAutoscalers get `minReplicas: 1`, a CPU target of 80% when no
 /// metric is given, and the unset rules of a given `behavior`.
 #[tokio::test]

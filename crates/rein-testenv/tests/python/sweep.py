@@ -1381,6 +1381,37 @@ def hpa_v2_defaults(ctx):
 
 
 @check
+def storage_defaults(ctx):
+    pvc = ctx.core.create_namespaced_persistent_volume_claim(ctx.ns, {
+        "metadata": {"name": "c"},
+        "spec": {"accessModes": ["ReadWriteOnce"], "resources": {"requests": {"storage": "1Gi"}}}})
+    eq((pvc.spec.volume_mode, pvc.status.phase), ("Filesystem", "Pending"), "claim")
+    n = name("sc")
+    sc = client.StorageV1Api(ctx.api).create_storage_class(
+        {"apiVersion": "storage.k8s.io/v1", "kind": "StorageClass", "metadata": {"name": n},
+         "provisioner": "example.com/disk"})
+    eq((sc.reclaim_policy, sc.volume_binding_mode), ("Delete", "Immediate"), "storage class")
+    client.StorageV1Api(ctx.api).delete_storage_class(n)
+
+
+@check
+def endpoint_slice_and_webhook_defaults(ctx):
+    es = client.DiscoveryV1Api(ctx.api).create_namespaced_endpoint_slice(ctx.ns, {
+        "metadata": {"name": "e"}, "addressType": "IPv4", "endpoints": [{"addresses": ["10.0.0.1"]}],
+        "ports": [{"port": 80}]})
+    eq((es.ports[0].name, es.ports[0].protocol), ("", "TCP"), "slice port")
+    n = name("vwc")
+    wh = client.AdmissionregistrationV1Api(ctx.api).create_validating_webhook_configuration({
+        "metadata": {"name": n}, "webhooks": [{
+            "name": "w.example.com", "clientConfig": {"url": "https://127.0.0.1:1/x"},
+            "sideEffects": "None", "admissionReviewVersions": ["v1"],
+            "namespaceSelector": {"matchLabels": {"never": "matches"}}}]})
+    w = wh.webhooks[0]
+    eq((w.failure_policy, w.match_policy, w.timeout_seconds), ("Fail", "Equivalent", 10), "webhook")
+    client.AdmissionregistrationV1Api(ctx.api).delete_validating_webhook_configuration(n)
+
+
+@check
 def namespace_lifecycle(ctx):
     n = name("nsl")
     ctx.core.create_namespace(client.V1Namespace(metadata=meta(n)))
