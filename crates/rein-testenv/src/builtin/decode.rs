@@ -190,16 +190,20 @@ impl Walker<'_> {
         match (kind, &mut *value) {
             (Some("string"), Value::String(s)) => match format {
                 Some("byte") => base64_problem(s).map_or(Ok(()), Err),
-                Some("date-time") => match time_problem(s) {
-                    Some(problem) => Err(problem),
-                    None => {
-                        let micro = name.is_some_and(|n| n.ends_with("MicroTime"));
-                        if let Some(canonical) = canonical_time(s, micro) {
-                            *s = canonical;
+                Some("date-time") => {
+                    let micro = name.is_some_and(|n| n.ends_with("MicroTime"));
+                    let problem = time_problem(s)
+                        .or_else(|| if micro { micro_time_problem(s) } else { None });
+                    match problem {
+                        Some(problem) => Err(problem),
+                        None => {
+                            if let Some(canonical) = canonical_time(s, micro) {
+                                *s = canonical;
+                            }
+                            Ok(())
                         }
-                        Ok(())
                     }
-                },
+                }
                 _ => Ok(()),
             },
             (Some("boolean"), Value::Bool(_)) | (Some("number"), Value::Number(_)) => Ok(()),
@@ -324,6 +328,31 @@ fn time_problem(s: &str) -> Option<String> {
     Some(format!(
         "parsing time {quoted} as \"2006-01-02T15:04:05Z07:00\": cannot parse {quoted} as \"2006\""
     ))
+}
+
+/// `metav1.MicroTime`'s parse error for an RFC 3339 time without exactly six fractional
+/// digits: it parses with the layout `2006-01-02T15:04:05.000000Z07:00`, whose `.000000` takes
+/// a period and six digits, no fewer (`…:05Z` and `…:05.5Z` are refused) and no more.
+fn micro_time_problem(s: &str) -> Option<String> {
+    const LAYOUT: &str = "\"2006-01-02T15:04:05.000000Z07:00\"";
+    let rest = s.get(19..)?;
+    let fraction = rest
+        .strip_prefix('.')
+        .map(|f| f.bytes().take_while(u8::is_ascii_digit).count());
+    let quoted = super::field::quote(s);
+    match fraction {
+        Some(6) => None,
+        Some(digits) if digits > 6 => {
+            let extra = super::field::quote(&rest[7..]);
+            Some(format!(
+                "parsing time {quoted} as {LAYOUT}: cannot parse {extra} as \"Z07:00\""
+            ))
+        }
+        _ => Some(format!(
+            "parsing time {quoted} as {LAYOUT}: cannot parse {} as \".000000\"",
+            super::field::quote(rest)
+        )),
+    }
 }
 
 /// A valid time as Go marshals it back: `metav1.Time` as RFC 3339 in UTC, fractions cut

@@ -83,7 +83,8 @@ pub(crate) fn decode(
             ApiError::new(
                 422,
                 "Invalid",
-                format!("\"\" is invalid: {}", error.message()),
+                // `NewInvalid(schema.GroupKind{}, "", …)`: an empty kind, then ` "" is invalid`.
+                format!(" \"\" is invalid: {}", error.message()),
             )
             .with_details(json!({"causes": [{
                 "reason": error.reason(),

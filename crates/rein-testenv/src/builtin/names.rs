@@ -104,6 +104,27 @@ pub(crate) fn dns1123_subdomain(value: &str) -> Vec<String> {
     errs
 }
 
+/// `validation.IsWildcardDNS1123Subdomain`: `*.` and a subdomain.
+pub(crate) fn wildcard_dns1123_subdomain(value: &str) -> Vec<String> {
+    let mut errs = Vec::new();
+    if value.len() > 253 {
+        errs.push(max_len(253));
+    }
+    let valid = value
+        .strip_prefix("*.")
+        .is_some_and(|rest| rest.split('.').all(is_label));
+    if !valid {
+        errs.push(regex_error(
+            "a wildcard DNS-1123 subdomain must start with '*.', followed by a valid DNS \
+             subdomain, which must consist of lower case alphanumeric characters, '-' or '.' and \
+             end with an alphanumeric character",
+            &format!("\\*\\.{LABEL_FMT}(\\.{LABEL_FMT})*"),
+            &["*.example.com"],
+        ));
+    }
+    errs
+}
+
 /// `validation.IsValidPortName` (`IANA_SVC_NAME`).
 pub(crate) fn port_name(value: &str) -> Vec<String> {
     let mut errs = Vec::new();

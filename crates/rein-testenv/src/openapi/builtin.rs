@@ -83,7 +83,9 @@ fn add_list_extensions(definition: &str, schema: &mut Value) {
                 "x-kubernetes-list-type": "set",
                 "x-kubernetes-patch-strategy": "merge",
             }),
-            ListKind::Map { merge_key, keys } => json!({
+            ListKind::Map {
+                merge_key, keys, ..
+            } => json!({
                 "x-kubernetes-list-type": "map",
                 "x-kubernetes-list-map-keys": keys,
                 "x-kubernetes-patch-merge-key": merge_key,

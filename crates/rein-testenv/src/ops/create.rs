@@ -255,10 +255,12 @@ fn prepare_status(target: Target<'_>, obj: &mut Value, name: &str) {
         return;
     }
     if def.group.is_empty() && def.plural == "persistentvolumeclaims" {
+        // Cleared by the strategy, then `Pending` from SetDefaults_PersistentVolumeClaim.
         obj["status"] = json!({"phase": "Pending"});
         return;
     }
     if def.group.is_empty() && def.plural == "persistentvolumes" {
+        // The strategy's PrepareForCreate (PersistentVolumeLastPhaseTransitionTime, GA).
         obj["status"] = json!({"phase": "Pending", "lastPhaseTransitionTime": meta::now()});
         return;
     }

@@ -1,8 +1,9 @@
 //! Per-kind defaulting, as kube-apiserver applies it when it decodes a write: a small table
 //! for the kinds controllers and kubectl use most (Pods and pod templates with their
 //! containers, probes and volumes, workloads, Jobs, CronJobs, Services with ClusterIP and
-//! NodePort allocation, Secrets, volumes and claims, Endpoints, Nodes, NetworkPolicies, RBAC
-//! bindings), and the Job strategy's generated selector. Fields the client set are kept.
+//! NodePort allocation, Secrets, volumes and claims, Endpoints and EndpointSlices, Nodes,
+//! NetworkPolicies, IngressClasses, RBAC bindings, webhook configurations, StorageClasses),
+//! and the Job strategy's generated selector. Fields the client set are kept.
 
 use std::sync::atomic::{AtomicU32, Ordering};
 
@@ -56,6 +57,29 @@ pub(crate) fn apply(def: &ResourceDef, obj: &mut Value, old: Option<&Value>) {
         ("rbac.authorization.k8s.io", "rolebindings" | "clusterrolebindings") => {
             role_binding(object(obj))
         }
+        ("discovery.k8s.io", "endpointslices") => {
+            // SetDefaults_EndpointPort: an empty name and TCP.
+            for port in items(object(obj), "ports") {
+                if !port.contains_key("name") {
+                    port.insert("name".to_string(), json!(""));
+                }
+                default(port, "protocol", json!("TCP"));
+            }
+        }
+        (
+            "admissionregistration.k8s.io",
+            plural @ ("validatingwebhookconfigurations" | "mutatingwebhookconfigurations"),
+        ) => {
+            let mutating = plural.starts_with("mutating");
+            for webhook in items(object(obj), "webhooks") {
+                webhook_defaults(webhook, mutating);
+            }
+        }
+        ("storage.k8s.io", "storageclasses") => {
+            let class = object(obj);
+            default(class, "reclaimPolicy", json!("Delete"));
+            default(class, "volumeBindingMode", json!("Immediate"));
+        }
         ("", "limitranges") => crate::plugins::default_limit_range(obj),
         ("apps", "deployments") => deployment(at(obj, &["spec"])),
         ("apps", "replicasets") => {
@@ -74,7 +98,77 @@ pub(crate) fn apply(def: &ResourceDef, obj: &mut Value, old: Option<&Value>) {
             default(spec, "failedJobsHistoryLimit", json!(1));
             job(at_map(spec, &["jobTemplate", "spec"]));
         }
+        ("autoscaling", "horizontalpodautoscalers") => horizontal_pod_autoscaler(obj),
+        ("networking.k8s.io", "ingressclasses") => {
+            if let Some(Value::Object(parameters)) = at(obj, &["spec"]).get_mut("parameters") {
+                default(parameters, "scope", json!("Cluster"));
+            }
+        }
         _ => {}
+    }
+}
+
+/// `SetDefaults_HorizontalPodAutoscaler` of autoscaling/v1 and v2: `minReplicas: 1`; in v2
+/// also a CPU utilization target of 80% when no metric is given, and a `behavior` that is
+/// present gets each unset rule of its `scaleUp` (no stabilization window; the larger of 4 Pods
+/// or 100% per 15 s) and `scaleDown` (100% per 15 s; the window is left to the controller).
+/// The v2 defaults apply to writes through v2 (the storage here keeps the shape written).
+fn horizontal_pod_autoscaler(obj: &mut Value) {
+    let v2 = obj.get("apiVersion").and_then(Value::as_str) == Some("autoscaling/v2");
+    let spec = at(obj, &["spec"]);
+    default(spec, "minReplicas", json!(1));
+    if !v2 {
+        return;
+    }
+    if spec
+        .get("metrics")
+        .and_then(Value::as_array)
+        .is_none_or(Vec::is_empty)
+    {
+        spec.insert(
+            "metrics".to_string(),
+            json!([{"type": "Resource", "resource": {"name": "cpu",
+                    "target": {"type": "Utilization", "averageUtilization": 80}}}]),
+        );
+    }
+    let Some(Value::Object(behavior)) = spec.get_mut("behavior") else {
+        return;
+    };
+    let scale_up = json!({"stabilizationWindowSeconds": 0, "selectPolicy": "Max", "policies": [
+        {"type": "Pods", "value": 4, "periodSeconds": 15},
+        {"type": "Percent", "value": 100, "periodSeconds": 15}]});
+    let scale_down = json!({"selectPolicy": "Max", "policies": [
+        {"type": "Percent", "value": 100, "periodSeconds": 15}]});
+    for (key, defaults) in [("scaleUp", scale_up), ("scaleDown", scale_down)] {
+        let Value::Object(defaults) = defaults else {
+            continue;
+        };
+        let rules = at_map(behavior, &[key]);
+        for (field, value) in defaults {
+            default(rules, &field, value);
+        }
+    }
+}
+
+/// `SetDefaults_ValidatingWebhook` / `_MutatingWebhook` of admissionregistration/v1, with
+/// their rules' `scope: "*"` and a service reference's port 443.
+fn webhook_defaults(webhook: &mut Map<String, Value>, mutating: bool) {
+    default(webhook, "failurePolicy", json!("Fail"));
+    default(webhook, "matchPolicy", json!("Equivalent"));
+    default(webhook, "namespaceSelector", json!({}));
+    default(webhook, "objectSelector", json!({}));
+    default(webhook, "timeoutSeconds", json!(10));
+    if mutating {
+        default(webhook, "reinvocationPolicy", json!("Never"));
+    }
+    for rule in items(webhook, "rules") {
+        default(rule, "scope", json!("*"));
+    }
+    if let Some(Value::Object(service)) = webhook
+        .get_mut("clientConfig")
+        .and_then(|c| c.get_mut("service"))
+    {
+        default(service, "port", json!(443));
     }
 }
 

@@ -138,10 +138,12 @@ pub(crate) fn server_side_apply_at(
             if leaf.last().is_some_and(|key| key == ".") || !entry.fields.contains(&leaf) {
                 continue;
             }
-            if fieldset::get(&object, &leaf) != fieldset::get(&applied, &leaf) {
+            if fieldset::get(&object, &leaf, gvk) != fieldset::get(&applied, &leaf, gvk) {
                 conflicts.push(FieldConflict {
                     manager: entry.manager.clone(),
                     api_version: entry.api_version.clone(),
+                    operation: entry.operation.clone(),
+                    subresource: entry.subresource.clone(),
                     field: fieldset::display(&leaf),
                 });
                 taken.push((index, leaf));
@@ -177,7 +179,7 @@ pub(crate) fn server_side_apply_at(
                 .enumerate()
                 .any(|(i, e)| i != previous && e.fields.contains_prefix(target));
             if !owned_elsewhere {
-                fieldset::remove(&mut object, &leaf);
+                fieldset::remove(&mut object, &leaf, gvk);
             }
         }
     }
@@ -425,7 +427,7 @@ fn merge_list(
         match &kind {
             ListKind::Map { keys, .. } => Value::Array(
                 keys.iter()
-                    .map(|k| item.get(k.as_str()).cloned().unwrap_or(Value::Null))
+                    .map(|k| kind.key_value(item, k).cloned().unwrap_or(Value::Null))
                     .collect(),
             ),
             _ => item.clone(),

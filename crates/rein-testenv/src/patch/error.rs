@@ -22,6 +22,18 @@ pub(crate) enum PatchError {
     /// The patch is well-formed JSON but not a valid patch (400 BadRequest).
     #[error("malformed patch: {0}")]
     Malformed(String),
+    /// A merge patch that is neither an object nor an array (`null`, a scalar): json-patch's
+    /// `ErrBadJSONPatch` (400 BadRequest).
+    #[error("Invalid JSON Patch")]
+    BadMergePatch,
+    /// A merge patch that is an array: RFC 7386 makes it the whole patched document, which
+    /// does not decode as an object (422 Invalid on `patch`, as kube-apiserver's jsonPatcher
+    /// answers; the decoder's words are Go's `encoding/json` ones, approximately).
+    #[error(
+        " \"\" is invalid: patch: {}",
+        not_an_object_cause(.0)
+    )]
+    NotAnObject(String),
     /// The patch could not be applied or gave an invalid object (422 Invalid).
     #[error("{0}")]
     Invalid(String),
@@ -48,6 +60,10 @@ pub(crate) struct FieldConflict {
     pub(crate) manager: String,
     /// The API version that manager used.
     pub(crate) api_version: String,
+    /// Its operation, `Apply` or `Update`.
+    pub(crate) operation: String,
+    /// The subresource it wrote through, if any.
+    pub(crate) subresource: Option<String>,
     /// The field, in kube-apiserver's notation (`.spec.replicas`,
     /// `.spec.containers[name="app"].image`).
     pub(crate) field: String,
@@ -64,8 +80,11 @@ impl PatchError {
     /// The HTTP status code kube-apiserver answers with.
     pub(crate) fn code(&self) -> u16 {
         match self {
-            PatchError::Decode { .. } | PatchError::DecodeYaml(_) | PatchError::Malformed(_) => 400,
-            PatchError::Invalid(_) | PatchError::TestFailed(_) => 422,
+            PatchError::Decode { .. }
+            | PatchError::DecodeYaml(_)
+            | PatchError::Malformed(_)
+            | PatchError::BadMergePatch => 400,
+            PatchError::Invalid(_) | PatchError::TestFailed(_) | PatchError::NotAnObject(_) => 422,
             PatchError::Conflict(_) => 409,
             PatchError::UnsupportedMediaType(_) => 415,
             PatchError::TypedPatch(_) => 500,
@@ -75,10 +94,13 @@ impl PatchError {
     /// The `metav1.Status` reason.
     pub(crate) fn reason(&self) -> &'static str {
         match self {
-            PatchError::Decode { .. } | PatchError::DecodeYaml(_) | PatchError::Malformed(_) => {
-                "BadRequest"
+            PatchError::Decode { .. }
+            | PatchError::DecodeYaml(_)
+            | PatchError::Malformed(_)
+            | PatchError::BadMergePatch => "BadRequest",
+            PatchError::Invalid(_) | PatchError::TestFailed(_) | PatchError::NotAnObject(_) => {
+                "Invalid"
             }
-            PatchError::Invalid(_) | PatchError::TestFailed(_) => "Invalid",
             PatchError::Conflict(_) => "Conflict",
             PatchError::UnsupportedMediaType(_) => "UnsupportedMediaType",
             PatchError::TypedPatch(_) => "",
@@ -107,13 +129,20 @@ impl PatchError {
             "reason": self.reason(),
             "code": self.code(),
         });
+        if let PatchError::NotAnObject(document) = self {
+            status["details"] = json!({ "causes": [{
+                "reason": "FieldValueInvalid",
+                "message": not_an_object_cause(document),
+                "field": "patch",
+            }] });
+        }
         if let PatchError::Conflict(conflicts) = self {
             let causes: Vec<Value> = conflicts
                 .iter()
                 .map(|c| {
                     json!({
                         "reason": "FieldManagerConflict",
-                        "message": format!("conflict with {:?} using {}", c.manager, c.api_version),
+                        "message": format!("conflict with {}", c.manager_label()),
                         "field": c.field,
                     })
                 })
@@ -124,32 +153,79 @@ impl PatchError {
     }
 }
 
-/// kube-apiserver's wording: `Apply failed with 1 conflict: conflict with "m" using v1: .spec.x`.
+/// The cause of [`PatchError::NotAnObject`]: `Invalid value: "<document>": <decode error>`.
+fn not_an_object_cause(document: &str) -> String {
+    format!(
+        "Invalid value: {}: json: cannot unmarshal array into Go value of type \
+         map[string]interface {{}}",
+        Value::String(document.to_string())
+    )
+}
+
+impl FieldConflict {
+    /// The manager as kube-apiserver's `printManager` names it: `"m"`, then
+    /// ` with subresource "s"`, then ` using <apiVersion>` for an `Update` manager (an applier's
+    /// identity has no apiVersion).
+    fn manager_label(&self) -> String {
+        let mut label = format!("{:?}", self.manager);
+        if let Some(subresource) = self.subresource.as_deref().filter(|s| !s.is_empty()) {
+            let _ = write!(label, " with subresource {subresource:?}");
+        }
+        if self.operation == "Update" {
+            let _ = write!(label, " using {}", self.api_version);
+        }
+        label
+    }
+
+    /// The manager's identity as kube-apiserver encodes it (`BuildManagerIdentifier`: the
+    /// entry as JSON without fields and time, and without apiVersion for an applier); the
+    /// message lists managers in the order of these strings.
+    fn identity(&self) -> String {
+        let mut id = format!(
+            "{{\"manager\":{},\"operation\":{}",
+            Value::from(self.manager.as_str()),
+            Value::from(self.operation.as_str())
+        );
+        if self.operation != "Apply" && !self.api_version.is_empty() {
+            let _ = write!(
+                id,
+                ",\"apiVersion\":{}",
+                Value::from(self.api_version.as_str())
+            );
+        }
+        if let Some(subresource) = self.subresource.as_deref().filter(|s| !s.is_empty()) {
+            let _ = write!(id, ",\"subresource\":{}", Value::from(subresource));
+        }
+        id.push('}');
+        id
+    }
+}
+
+/// kube-apiserver's wording (`getConflictMessage`): `Apply failed with 1 conflict: conflict
+/// with "m": .spec.x`, or the conflicts grouped by manager, managers in identity order.
 fn conflict_message(conflicts: &[FieldConflict]) -> String {
     let count = conflicts.len();
-    let mut message = format!(
-        "Apply failed with {count} conflict{}:",
-        if count == 1 { "" } else { "s" }
-    );
     if let [only] = conflicts {
-        let _ = write!(
-            message,
-            " conflict with {:?} using {}: {}",
-            only.manager, only.api_version, only.field
+        return format!(
+            "Apply failed with 1 conflict: conflict with {}: {}",
+            only.manager_label(),
+            only.field
         );
-        return message;
     }
-    let mut managers: Vec<(&str, &str)> = Vec::new();
+    let mut managers: Vec<(String, &FieldConflict)> = Vec::new();
     for c in conflicts {
-        if !managers.contains(&(c.manager.as_str(), c.api_version.as_str())) {
-            managers.push((c.manager.as_str(), c.api_version.as_str()));
+        let id = c.identity();
+        if !managers.iter().any(|(known, _)| *known == id) {
+            managers.push((id, c));
         }
     }
-    for (manager, api_version) in managers {
-        let _ = write!(message, " conflicts with {manager:?} using {api_version}:");
-        for c in conflicts.iter().filter(|c| c.manager == manager) {
-            let _ = write!(message, "\n- {}", c.field);
+    managers.sort_by(|a, b| a.0.cmp(&b.0));
+    let mut lines = Vec::new();
+    for (id, first) in &managers {
+        lines.push(format!("conflicts with {}:", first.manager_label()));
+        for c in conflicts.iter().filter(|c| c.identity() == *id) {
+            lines.push(format!("- {}", c.field));
         }
     }
-    message
+    format!("Apply failed with {count} conflicts: {}", lines.join("\n"))
 }

@@ -80,8 +80,9 @@ impl FieldSet {
     ) {
         for (key, child) in &self.children {
             let old_child_set = old_set.and_then(|s| s.children.get(key));
-            let old_value = old.and_then(|v| step(v, key));
-            let new_value = new.and_then(|v| step(v, key));
+            // Both objects are whole (defaulted) objects: key fields match as they are.
+            let old_value = old.and_then(|v| step_exact(v, key));
+            let new_value = new.and_then(|v| step_exact(v, key));
             prefix.push(key.clone());
             if child.children.is_empty() {
                 let was_leaf = old_child_set.is_some_and(|s| s.children.is_empty());
@@ -156,9 +157,9 @@ impl FieldSet {
                             .insert(format!("v:{item}"), FieldSet::default());
                     }
                 }
-                ListKind::Map { keys, .. } => {
+                kind @ ListKind::Map { .. } => {
                     for item in items {
-                        let Some(key) = element_key(item, &keys) else {
+                        let Some(key) = element_key(item, &kind) else {
                             continue;
                         };
                         let element = self.children.entry(key).or_default();
@@ -243,10 +244,13 @@ impl FieldSet {
 }
 
 /// The `k:` key of a list element: its key fields, sorted, as compact JSON.
-fn element_key(item: &Value, keys: &[String]) -> Option<String> {
+fn element_key(item: &Value, kind: &ListKind) -> Option<String> {
+    let ListKind::Map { keys, .. } = kind else {
+        return None;
+    };
     let mut present: Vec<(&str, &Value)> = keys
         .iter()
-        .filter_map(|key| item.get(key.as_str()).map(|value| (key.as_str(), value)))
+        .filter_map(|key| kind.key_value(item, key).map(|value| (key.as_str(), value)))
         .collect();
     if present.is_empty() {
         return None;
@@ -259,32 +263,48 @@ fn element_key(item: &Value, keys: &[String]) -> Option<String> {
     Some(format!("k:{{{}}}", parts.join(",")))
 }
 
-/// The value at `path` in `object` (`.` names the list element itself).
-pub(super) fn get<'a>(object: &'a Value, path: &[String]) -> Option<&'a Value> {
+/// The value at `path` in `object` (`.` names the list element itself). List elements are
+/// found by their key fields, a key field the element leaves out taking its schema default.
+pub(super) fn get<'a>(object: &'a Value, path: &[String], gvk: &Gvk) -> Option<&'a Value> {
     let mut current = object;
+    let mut names: Vec<&str> = Vec::new();
     for key in path {
-        current = step(current, key)?;
+        current = step(current, key, gvk, &mut names)?;
     }
     Some(current)
 }
 
-fn step<'a>(value: &'a Value, key: &str) -> Option<&'a Value> {
+fn step<'a, 'p>(
+    value: &'a Value,
+    key: &'p str,
+    gvk: &Gvk,
+    names: &mut Vec<&'p str>,
+) -> Option<&'a Value> {
     if key == SELF {
         return Some(value);
     }
     if let Some(field) = key.strip_prefix("f:") {
+        names.push(field);
         return value.get(field);
     }
+    let kind = strategy::list_kind(gvk, names);
     let items = value.as_array()?;
-    items.iter().find(|item| element_matches(item, key))
+    items.iter().find(|item| element_matches(item, key, &kind))
 }
 
-fn element_matches(item: &Value, key: &str) -> bool {
+/// One step of a path in an object whose list elements carry every key field.
+fn step_exact<'a>(value: &'a Value, key: &str) -> Option<&'a Value> {
+    step(value, key, &Gvk::new("", "", ""), &mut Vec::new())
+}
+
+fn element_matches(item: &Value, key: &str, kind: &ListKind) -> bool {
     if let Some(json) = key.strip_prefix("k:") {
         let Ok(Value::Object(wanted)) = serde_json::from_str::<Value>(json) else {
             return false;
         };
-        return wanted.iter().all(|(k, v)| item.get(k) == Some(v));
+        return wanted
+            .iter()
+            .all(|(k, v)| kind.key_value(item, k) == Some(v));
     }
     if let Some(json) = key.strip_prefix("v:") {
         return serde_json::from_str::<Value>(json).is_ok_and(|wanted| &wanted == item);
@@ -293,7 +313,7 @@ fn element_matches(item: &Value, key: &str) -> bool {
 }
 
 /// Removes the field or list element at `path` from `object`; false when it was not there.
-pub(super) fn remove(object: &mut Value, path: &[String]) -> bool {
+pub(super) fn remove(object: &mut Value, path: &[String], gvk: &Gvk) -> bool {
     let path = match path.split_last() {
         Some((last, rest)) if last == SELF => rest,
         _ => path,
@@ -302,15 +322,20 @@ pub(super) fn remove(object: &mut Value, path: &[String]) -> bool {
         return false;
     };
     let mut current = object;
+    let mut names: Vec<&str> = Vec::new();
     for key in parents {
         let next = if key == SELF {
             Some(current)
         } else if let Some(field) = key.strip_prefix("f:") {
+            names.push(field);
             current.get_mut(field)
         } else {
-            current
-                .as_array_mut()
-                .and_then(|items| items.iter_mut().find(|item| element_matches(item, key)))
+            let kind = strategy::list_kind(gvk, &names);
+            current.as_array_mut().and_then(|items| {
+                items
+                    .iter_mut()
+                    .find(|item| element_matches(item, key, &kind))
+            })
         };
         let Some(next) = next else { return false };
         current = next;
@@ -323,8 +348,9 @@ pub(super) fn remove(object: &mut Value, path: &[String]) -> bool {
     let Some(items) = current.as_array_mut() else {
         return false;
     };
+    let kind = strategy::list_kind(gvk, &names);
     let before = items.len();
-    items.retain(|item| !element_matches(item, last));
+    items.retain(|item| !element_matches(item, last, &kind));
     items.len() != before
 }
 

@@ -161,10 +161,10 @@ pub(crate) fn apply_patch(
     let patched = match patch_type {
         PatchType::Merge => {
             let patch: Value = parse_json(body, "merge")?;
-            if !patch.is_object() {
-                return Err(PatchError::Malformed(
-                    "a merge patch must be a JSON object".to_string(),
-                ));
+            match &patch {
+                Value::Object(_) => {}
+                Value::Array(_) => return Err(PatchError::NotAnObject(patch.to_string())),
+                _ => return Err(PatchError::BadMergePatch),
             }
             let mut doc = current.clone();
             json_patch::merge(&mut doc, &patch);

@@ -32,9 +32,18 @@ pub(super) fn list_kind(root: &Value, path: &[&str]) -> ListKind {
             if keys.is_empty() {
                 ListKind::Atomic
             } else {
+                let properties = element(schema).get("properties");
+                let key_defaults = keys
+                    .iter()
+                    .filter_map(|k| {
+                        let default = properties?.get(k)?.get("default")?;
+                        Some((k.clone(), default.clone()))
+                    })
+                    .collect();
                 ListKind::Map {
                     merge_key: "",
                     keys,
+                    key_defaults,
                 }
             }
         }
@@ -183,6 +192,7 @@ fn list_kind_of(schema: &Value) -> ListKind {
         Some("map") => ListKind::Map {
             merge_key: "",
             keys: Vec::new(),
+            key_defaults: Vec::new(),
         },
         _ => ListKind::Atomic,
     }
@@ -270,6 +280,7 @@ mod tests {
             ListKind::Map {
                 merge_key: "",
                 keys: vec!["name".to_string(), "protocol".to_string()],
+                key_defaults: Vec::new(),
             }
         );
         // Through the list's items to a list inside its elements.

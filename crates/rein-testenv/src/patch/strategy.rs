@@ -6,6 +6,8 @@
 //! (`schema.rs`: `x-kubernetes-list-type`, `x-kubernetes-list-map-keys`,
 //! `x-kubernetes-map-type`), except inside `metadata`, which is ObjectMeta's.
 
+use serde_json::Value;
+
 use super::Gvk;
 use super::schema;
 
@@ -23,6 +25,9 @@ pub(crate) enum ListKind {
         merge_key: &'static str,
         /// The server-side-apply keys (`x-kubernetes-list-map-keys`).
         keys: Vec<String>,
+        /// Key fields the schema defaults (a port's `protocol: TCP`): an element that leaves
+        /// one out is identified with the default, as structured-merge-diff does.
+        key_defaults: Vec<(String, Value)>,
     },
 }
 
@@ -229,7 +234,26 @@ const BUILTIN_GROUPS: &[&str] = &[
 
 /// Whether `gvk` is a built-in type (not a custom resource).
 pub(crate) fn is_builtin(gvk: &Gvk) -> bool {
-    BUILTIN_GROUPS.contains(&gvk.group.as_str())
+    is_builtin_group(&gvk.group)
+}
+
+/// Whether `group` is compiled into kube-apiserver (served by its go-restful container).
+pub(crate) fn is_builtin_group(group: &str) -> bool {
+    BUILTIN_GROUPS.contains(&group)
+}
+
+impl ListKind {
+    /// The value of key field `key` of a list-map element: its own, else the key's default.
+    pub(crate) fn key_value<'a>(&'a self, item: &'a Value, key: &str) -> Option<&'a Value> {
+        item.get(key)
+            .filter(|v| !v.is_null())
+            .or_else(|| match self {
+                ListKind::Map { key_defaults, .. } => {
+                    key_defaults.iter().find(|(k, _)| k == key).map(|(_, v)| v)
+                }
+                _ => None,
+            })
+    }
 }
 
 /// The semantics of the list at `path` (field names from the object root, no indexes).
@@ -283,6 +307,13 @@ fn lookup(context: Context, field: &str) -> ListKind {
             Row::Map { merge_key, keys } => ListKind::Map {
                 merge_key,
                 keys: keys.iter().map(|k| (*k).to_string()).collect(),
+                // The only defaulted key field of the built-in list maps: ContainerPort's and
+                // ServicePort's `protocol` (`default: TCP` in kube's OpenAPI).
+                key_defaults: keys
+                    .iter()
+                    .filter(|k| **k == "protocol")
+                    .map(|k| ((*k).to_string(), Value::from("TCP")))
+                    .collect(),
             },
         })
         .unwrap_or(ListKind::Atomic)

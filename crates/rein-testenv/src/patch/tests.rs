@@ -76,8 +76,18 @@ fn merge_patch_follows_rfc_7386() {
 
 #[test]
 fn merge_patch_must_be_an_object() {
+    // An array is the whole patched document (RFC 7386), which is no object: 422 on `patch`.
     let err = patch(PatchType::Merge, &json!({}), json!([1]), &crd_gvk()).unwrap_err();
-    assert_eq!(err.code(), 400);
+    assert_eq!(err.code(), 422);
+    assert_eq!(err.status()["details"]["causes"][0]["field"], "patch");
+    // `null` or a scalar is json-patch's ErrBadJSONPatch.
+    for bad in [json!(null), json!(3)] {
+        let err = patch(PatchType::Merge, &json!({}), bad, &crd_gvk()).unwrap_err();
+        assert_eq!(
+            (err.code(), err.message()),
+            (400, "Invalid JSON Patch".to_string())
+        );
+    }
     let err = apply_patch(PatchType::Merge, &json!({}), b"{not json", &crd_gvk()).unwrap_err();
     assert_eq!(err.code(), 400);
     assert!(
@@ -474,13 +484,15 @@ fn apply_conflicts_with_another_applier_unless_forced() {
         &[FieldConflict {
             manager: "alice".into(),
             api_version: "apps/v1".into(),
+            operation: "Apply".into(),
+            subresource: None,
             field: ".spec.replicas".into()
         }]
     );
     assert_eq!(err.code(), 409);
     assert_eq!(
         err.message(),
-        "Apply failed with 1 conflict: conflict with \"alice\" using apps/v1: .spec.replicas"
+        "Apply failed with 1 conflict: conflict with \"alice\": .spec.replicas"
     );
     let status = err.status();
     assert_eq!(status["reason"], "Conflict");
@@ -609,10 +621,14 @@ fn updates_take_ownership_from_appliers_without_conflict() {
     assert_eq!(hpa["fieldsV1"], json!({"f:spec": {"f:replicas": {}}}));
     // kubectl re-applying replicas: 3 now conflicts with hpa.
     let err = ssa(Some(&scaled), APPLIED, "kubectl", false).unwrap_err();
-    assert!(
-        err.message().contains("conflict with \"hpa\""),
-        "{}",
-        err.message()
+    // An Update manager is named with its apiVersion (an applier is not).
+    assert_eq!(
+        err.message(),
+        "Apply failed with 1 conflict: conflict with \"hpa\" using apps/v1: .spec.replicas"
+    );
+    assert_eq!(
+        err.status()["details"]["causes"][0]["message"],
+        "conflict with \"hpa\" using apps/v1"
     );
 }
 
@@ -628,8 +644,10 @@ fn update_records_creation_and_honours_a_reset() {
     );
     let entry = &created["metadata"]["managedFields"][0];
     assert_eq!(entry["manager"], "kubectl-create");
+    // The port leaves `protocol` out: its key carries the schema default, as
+    // structured-merge-diff keys it.
     assert!(entry["fieldsV1"]["f:spec"]["f:template"]["f:spec"]["f:containers"]["k:{\"name\":\"nginx\"}"]["f:ports"]
-        .get("k:{\"containerPort\":80}")
+        .get("k:{\"containerPort\":80,\"protocol\":\"TCP\"}")
         .is_some());
     let mut reset = created.clone();
     reset["metadata"]["managedFields"] = json!([]);
@@ -696,7 +714,7 @@ fn multiple_conflicts_are_listed_per_manager() {
     let err = ssa(Some(&first), &changed, "bob", false).unwrap_err();
     assert_eq!(
         err.message(),
-        "Apply failed with 2 conflicts: conflicts with \"alice\" using apps/v1:\n- .metadata.labels.app\n- .spec.replicas"
+        "Apply failed with 2 conflicts: conflicts with \"alice\":\n- .metadata.labels.app\n- .spec.replicas"
     );
 }
 

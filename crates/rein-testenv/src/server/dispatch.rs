@@ -125,7 +125,7 @@ async fn answer(state: &Arc<State>, mut req: Request<Incoming>, path: &str) -> R
         return body::error(&err);
     }
     let Some(route) = route::parse(path, &state.catalogue) else {
-        return body::error(&ApiError::no_route());
+        return unrouted(path);
     };
     let get_only = !matches!(route, Route::Resource(_));
     if get_only && req.method() != Method::GET && req.method() != Method::HEAD {
@@ -156,13 +156,13 @@ async fn answer(state: &Arc<State>, mut req: Request<Incoming>, path: &str) -> R
         Route::Groups => body::json(200, &discovery::group_list(&state.catalogue)),
         Route::Group(group) => match discovery::group(&state.catalogue, &group) {
             Some(g) => body::json(200, &g),
-            None => body::error(&ApiError::no_route()),
+            None => unrouted(path),
         },
         Route::ResourceList { group, version } => {
             let storage = discovery::StorageVersions::of_crds(&state.store.lock());
             match discovery::resource_list(&state.catalogue, &storage, &group, &version) {
                 Some(list) => body::json(200, &list),
-                None => body::error(&ApiError::no_route()),
+                None => unrouted(path),
             }
         }
         Route::OpenApiV2 => {
@@ -185,6 +185,30 @@ async fn answer(state: &Arc<State>, mut req: Request<Incoming>, path: &str) -> R
         }
         Route::Resource(target) => objects::handle(state, req, target).await,
     }
+}
+
+/// The 404 for a path nothing serves, as kube-apiserver's handler chain gives it: paths under
+/// `/api` and the built-in groups belong to its go-restful container, whose 404 is a `Status`
+/// (`the server could not find the requested resource`); anything else (an unknown group, a
+/// CRD group's unknown resource or version, a path outside the API) falls through the
+/// aggregator and apiextensions-apiserver to the last delegate, which answers Go's
+/// `http.NotFound`: `404 page not found` as plain text.
+fn unrouted(path: &str) -> Response<Body> {
+    let mut segments = path.split('/').filter(|s| !s.is_empty());
+    let go_restful = match (segments.next(), segments.next()) {
+        (Some("api"), _) => true,
+        (Some("apis"), Some(group)) => crate::patch::strategy::is_builtin_group(group),
+        _ => false,
+    };
+    if go_restful {
+        return body::error(&ApiError::no_route());
+    }
+    let mut resp = body::text(404, "404 page not found\n");
+    resp.headers_mut().insert(
+        http::header::X_CONTENT_TYPE_OPTIONS,
+        http::HeaderValue::from_static("nosniff"),
+    );
+    resp
 }
 
 /// A request header as text, if present and printable.

@@ -618,7 +618,9 @@ async fn the_scale_subresource_reads_and_writes_the_configured_paths() {
     assert_eq!(clash.status, StatusCode::CONFLICT, "{}", clash.body);
     assert_eq!(
         clash.body["message"],
-        "Apply failed with 1 conflict: conflict with \"hpa\" using autoscaling/v1: .spec.replicas"
+        // The manager's identity keeps the subresource it wrote through (kube's printManager).
+        "Apply failed with 1 conflict: conflict with \"hpa\" with subresource \"scale\" using \
+         autoscaling/v1: .spec.replicas"
     );
     let applied = patch(
         &client,

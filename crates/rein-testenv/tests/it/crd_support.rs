@@ -80,6 +80,10 @@ pub(crate) async fn raw_typed(
         Value::Null
     } else {
         serde_json::from_slice(&bytes).unwrap_or_else(|e| {
+            // Go's `http.NotFound`, as kube-apiserver answers for a resource no CRD serves.
+            if code == 404 && bytes.as_ref() == b"404 page not found\n" {
+                return Value::String(String::from_utf8_lossy(&bytes).into_owned());
+            }
             panic!(
                 "{method} {path}: not JSON ({e}): {}",
                 String::from_utf8_lossy(&bytes)

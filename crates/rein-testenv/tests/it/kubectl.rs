@@ -86,6 +86,11 @@ impl Server {
         server
     }
 
+    /// The kubeconfig the server wrote.
+    pub(super) fn kubeconfig(&self) -> PathBuf {
+        self.dir.join("kubeconfig")
+    }
+
     fn command(&self, args: &[&str]) -> Command {
         let mut command = Command::new("kubectl");
         command

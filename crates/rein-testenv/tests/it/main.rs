@@ -38,6 +38,7 @@ mod quota;
 mod rbac;
 mod representations;
 mod serviceaccount_admission;
+mod sweep;
 mod tables;
 mod validation;
 mod views;

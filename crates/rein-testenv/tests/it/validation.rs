@@ -180,7 +180,8 @@ async fn bodies_of_the_wrong_type_answer_the_decoders_400_and_store_nothing() {
 }
 
 /// Times are stored as the Go types marshal them back: `metav1.Time` in UTC to the second,
-/// `MicroTime` to the microsecond, whatever offset or precision the client sent.
+/// `MicroTime` to the microsecond, whatever offset the client sent (a `MicroTime` must carry
+/// six fractional digits: `sweep::micro_time_needs_six_fractional_digits`).
 #[tokio::test]
 async fn times_are_stored_in_the_form_go_writes_them() {
     let env = TestEnv::start().await.expect("starts");
@@ -190,7 +191,7 @@ async fn times_are_stored_in_the_form_go_writes_them() {
         "/apis/coordination.k8s.io/v1/namespaces/default/leases",
         json!({"apiVersion": "coordination.k8s.io/v1", "kind": "Lease",
                "metadata": {"name": "l"},
-               "spec": {"holderIdentity": "a", "renewTime": "2024-05-01T10:11:12.5+02:00"}}),
+               "spec": {"holderIdentity": "a", "renewTime": "2024-05-01T10:11:12.500000+02:00"}}),
     )
     .await;
     assert_eq!(lease.code, 201, "{}", lease.body);

@@ -1,5 +1,5 @@
 //! Jobs and CronJobs (`ValidateJob`, `ValidateCronJob`): counts not negative, pods that
-//! restart `OnFailure` or `Never`, a schedule, a template that does not change.
+//! restart `OnFailure` or `Never`, a schedule that parses, a template that does not change.
 
 use serde_json::Value;
 
@@ -22,12 +22,39 @@ pub(crate) fn job(obj: &Value, old: Option<&Value>, errs: &mut Vec<FieldError>) 
     }
 }
 
-/// `ValidateCronJobCreate`: the schedule, the concurrency policy and the job template.
-pub(crate) fn cron_job(obj: &Value, errs: &mut Vec<FieldError>) {
+/// `ValidateCronJobCreate` / `Update`: the schedule (robfig/cron's standard syntax; `TZ=` in
+/// it only where the old schedule had it), the concurrency policy and the job template.
+pub(crate) fn cron_job(obj: &Value, old: Option<&Value>, errs: &mut Vec<FieldError>) {
     let spec = Path::new("spec");
     let schedule = super::text(obj, "/spec/schedule");
     if schedule.is_empty() {
         errs.push(FieldError::required(spec.child("schedule"), ""));
+    } else {
+        if let Some(problem) = super::cron::schedule_problem(schedule) {
+            errs.push(FieldError::invalid_str(
+                spec.child("schedule"),
+                schedule,
+                problem,
+            ));
+        }
+        let time_zone = obj.pointer("/spec/timeZone").is_some_and(|z| !z.is_null());
+        let allow_tz = old.is_some_and(|o| super::text(o, "/spec/schedule").contains("TZ"));
+        if schedule.contains("TZ") {
+            let problem = if !allow_tz {
+                Some("cannot use TZ or CRON_TZ in schedule, use timeZone field instead")
+            } else if time_zone {
+                Some("cannot use both timeZone field and TZ or CRON_TZ in schedule")
+            } else {
+                None
+            };
+            if let Some(problem) = problem {
+                errs.push(FieldError::invalid_str(
+                    spec.child("schedule"),
+                    schedule,
+                    problem,
+                ));
+            }
+        }
     }
     let policy = super::text(obj, "/spec/concurrencyPolicy");
     let policies = ["Allow", "Forbid", "Replace"];

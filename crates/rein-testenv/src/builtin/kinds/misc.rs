@@ -266,8 +266,28 @@ fn int_or_percent(value: Option<&Value>, field: &str, errs: &mut Vec<FieldError>
     }
 }
 
-/// `ValidateIngressSpec`: a default backend or rules; paths with a type, absolute where the
-/// type is Exact or Prefix.
+/// An Ingress host, as `validateIngressRules` and `validateIngressTLS` check it: a DNS name,
+/// not an IP address; with a `*`, a wildcard subdomain.
+fn ingress_host(at: &Path, host: &str, ip_check: bool, errs: &mut Vec<FieldError>) {
+    if ip_check && host.parse::<std::net::IpAddr>().is_ok() {
+        errs.push(FieldError::invalid_str(
+            at,
+            host,
+            "must be a DNS name, not an IP address",
+        ));
+    }
+    let problems = if host.contains('*') {
+        names::wildcard_dns1123_subdomain(host)
+    } else {
+        names::dns1123_subdomain(host)
+    };
+    for problem in problems {
+        errs.push(FieldError::invalid_str(at, host, problem));
+    }
+}
+
+/// `ValidateIngressSpec`: a default backend or rules; TLS and rule hosts; paths with a type,
+/// absolute where the type is Exact or Prefix.
 pub(crate) fn ingress(obj: &Value, errs: &mut Vec<FieldError>) {
     let spec = obj.get("spec").unwrap_or(&Value::Null);
     let rules = super::list(spec, "/rules");
@@ -279,6 +299,11 @@ pub(crate) fn ingress(obj: &Value, errs: &mut Vec<FieldError>) {
         ));
     }
     for (i, rule) in rules.iter().enumerate() {
+        let host = super::text(rule, "/host");
+        if !host.is_empty() {
+            let at = Path::new("spec.rules").index(i).child("host");
+            ingress_host(&at, host, true, errs);
+        }
         let paths_at = Path::new("spec.rules")
             .index(i)
             .child("http")
@@ -330,6 +355,23 @@ pub(crate) fn ingress(obj: &Value, errs: &mut Vec<FieldError>) {
                     FieldError::required(at.child("backend").child("service").child("name"), ""),
                 ),
                 _ => {}
+            }
+        }
+    }
+    for (i, tls) in super::list(spec, "/tls").iter().enumerate() {
+        let at = Path::new("spec.tls").index(i);
+        for (j, host) in super::list(tls, "/hosts").iter().enumerate() {
+            let host = host.as_str().unwrap_or_default();
+            ingress_host(&at.child("hosts").index(j), host, false, errs);
+        }
+        let secret = super::text(tls, "/secretName");
+        if !secret.is_empty() {
+            for problem in names::dns1123_subdomain(secret) {
+                errs.push(FieldError::invalid_str(
+                    at.child("secretName"),
+                    secret,
+                    problem,
+                ));
             }
         }
     }

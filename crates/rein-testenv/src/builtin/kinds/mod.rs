@@ -2,6 +2,7 @@
 //! create and on update, as kube-apiserver's registry strategies call them.
 
 mod batch;
+mod cron;
 mod data;
 mod misc;
 mod pod;
@@ -35,7 +36,7 @@ pub(crate) fn validate(
         ("apps", "statefulsets") => workloads::stateful_set(obj, old, errs),
         ("apps", "daemonsets") => workloads::daemon_set(obj, old, errs),
         ("batch", "jobs") => batch::job(obj, old, errs),
-        ("batch", "cronjobs") => batch::cron_job(obj, errs),
+        ("batch", "cronjobs") => batch::cron_job(obj, old, errs),
         ("coordination.k8s.io", "leases") => misc::lease(obj, errs),
         ("policy", "poddisruptionbudgets") => misc::pdb(obj, errs),
         ("networking.k8s.io", "ingresses") => misc::ingress(obj, errs),
