@@ -19,7 +19,7 @@ mod field;
 mod kinds;
 mod meta;
 mod names;
-mod selector;
+pub(crate) mod selector;
 #[cfg(test)]
 mod tests;
 mod typed;

@@ -49,6 +49,7 @@ pub struct TestEnvBuilder {
     users: Vec<crate::User>,
     enforce_rbac: bool,
     plugins: crate::plugins::Plugins,
+    kubelet: crate::Kubelet,
 }
 
 impl Default for TestEnvBuilder {
@@ -67,6 +68,7 @@ impl Default for TestEnvBuilder {
             users: Vec::new(),
             enforce_rbac: false,
             plugins: crate::plugins::Plugins::all(),
+            kubelet: crate::Kubelet::Absent,
         }
     }
 }
@@ -158,6 +160,25 @@ impl TestEnvBuilder {
     /// 3 MiB body limit are still enforced.
     pub fn validate_objects(mut self, validate: bool) -> TestEnvBuilder {
         self.validate = validate;
+        self
+    }
+
+    /// What finishes the graceful deletion of Pods bound to a node (default
+    /// [`Kubelet::Absent`](crate::Kubelet::Absent): kept, marked, until a grace-0 delete, as
+    /// on a cluster without a kubelet). [`Kubelet::StopsAtOnce`](crate::Kubelet::StopsAtOnce)
+    /// removes them in the delete's own transaction, for tests of controllers that expect
+    /// their Pods to go.
+    ///
+    /// ```
+    /// # async fn demo() -> Result<(), rein_testenv::Error> {
+    /// use rein_testenv::{Kubelet, TestEnv};
+    ///
+    /// let env = TestEnv::builder().kubelet(Kubelet::StopsAtOnce).start().await?;
+    /// # drop(env); Ok(()) }
+    /// # tokio::runtime::Runtime::new().unwrap().block_on(demo()).unwrap();
+    /// ```
+    pub fn kubelet(mut self, kubelet: crate::Kubelet) -> TestEnvBuilder {
+        self.kubelet = kubelet;
         self
     }
 
@@ -291,7 +312,7 @@ impl TestEnvBuilder {
             None => crate::tls::generate_ca_pem()?,
         };
         let store = Arc::new(Store::new(self.watch_history));
-        store.set_write_hook(Box::new(crate::plugins::Controllers::new(root_ca_pem)));
+        store.set_write_hook(Box::new(crate::plugins::Controllers::new(root_ca_pem, self.kubelet)));
         let state = Arc::new(State {
             catalogue: Catalogue::new(),
             store: store.clone(),

@@ -175,7 +175,10 @@ pub(crate) fn update(
     if opts.dry_run {
         return Ok(Arc::new(result));
     }
-    if meta::is_deleting(&result) && meta::finalizers(&result).is_empty() {
+    if meta::is_deleting(&result)
+        && meta::finalizers(&result).is_empty()
+        && super::graceful::grace_is_over(&result)
+    {
         txn.replace(&def.key(), key.clone(), result);
         return Ok(delete::finish_removal(txn, target.catalogue, def, key).unwrap_or(old));
     }
