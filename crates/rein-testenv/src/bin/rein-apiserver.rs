@@ -39,6 +39,10 @@ struct Args {
     /// (ResourceQuota, LimitRanger, ServiceAccount, Priority, DefaultTolerationSeconds).
     #[arg(long, value_delimiter = ',', value_parser = parse_plugin)]
     disable_admission_plugins: Vec<AdmissionPlugin>,
+    /// Finish graceful deletions of Pods bound to a node at once, as a kubelet that stops
+    /// containers instantly would (default: no kubelet; such Pods wait for a grace-0 delete).
+    #[arg(long)]
+    kubelet_stops_pods: bool,
 }
 
 /// An admission plugin by its kube-apiserver name.
@@ -103,6 +107,9 @@ fn main() -> anyhow::Result<()> {
         }
         for plugin in &args.disable_admission_plugins {
             builder = builder.admission_plugin(*plugin, false);
+        }
+        if args.kubelet_stops_pods {
+            builder = builder.kubelet(rein_testenv::Kubelet::StopsAtOnce);
         }
         let env = builder.start().await?;
         if let Some(path) = &args.kubeconfig_out {

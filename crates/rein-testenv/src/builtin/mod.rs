@@ -18,7 +18,7 @@ mod decode;
 mod field;
 mod kinds;
 mod meta;
-mod names;
+pub(crate) mod names;
 pub(crate) mod selector;
 #[cfg(test)]
 mod tests;

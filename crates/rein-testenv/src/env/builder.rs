@@ -312,7 +312,10 @@ impl TestEnvBuilder {
             None => crate::tls::generate_ca_pem()?,
         };
         let store = Arc::new(Store::new(self.watch_history));
-        store.set_write_hook(Box::new(crate::plugins::Controllers::new(root_ca_pem, self.kubelet)));
+        store.set_write_hook(Box::new(crate::plugins::Controllers::new(
+            root_ca_pem,
+            self.kubelet,
+        )));
         let state = Arc::new(State {
             catalogue: Catalogue::new(),
             store: store.clone(),

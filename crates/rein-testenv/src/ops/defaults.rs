@@ -116,7 +116,7 @@ fn pod_spec(spec: &mut Map<String, Value>, restart_policy: bool) {
     default(spec, "terminationGracePeriodSeconds", json!(30));
     default(spec, "securityContext", json!({}));
     default(spec, "enableServiceLinks", json!(true));
-    for list in ["containers", "initContainers"] {
+    for list in ["containers", "initContainers", "ephemeralContainers"] {
         let Some(Value::Array(containers)) = spec.get_mut(list) else {
             continue;
         };

@@ -162,7 +162,11 @@ fn status_of(txn: &Txn<'_>, budget: &Value) -> Value {
 
 /// The entries of `disruptedPods` still standing: their Pod exists, is not being deleted, and
 /// was evicted less than two minutes ago.
-fn disrupted_pods(old: &Value, pods: &[std::sync::Arc<Value>], now: jiff::Timestamp) -> Map<String, Value> {
+fn disrupted_pods(
+    old: &Value,
+    pods: &[std::sync::Arc<Value>],
+    now: jiff::Timestamp,
+) -> Map<String, Value> {
     let mut kept = Map::new();
     let Some(Value::Object(before)) = old.get("disruptedPods") else {
         return kept;
@@ -280,7 +284,12 @@ fn scale_of(txn: &Txn<'_>, owner: &Value, namespace: &str) -> Option<(String, i6
     Some((uid_of(&found), replicas(&found)))
 }
 
-fn lookup(txn: &Txn<'_>, (group, plural): (&str, &str), owner: &Value, namespace: &str) -> Option<Value> {
+fn lookup(
+    txn: &Txn<'_>,
+    (group, plural): (&str, &str),
+    owner: &Value,
+    namespace: &str,
+) -> Option<Value> {
     let name = owner.get("name").and_then(Value::as_str)?;
     let res = ResKey {
         group: group.into(),

@@ -1,5 +1,6 @@
 //! Resource requests: get, create, update, patch, delete and deletecollection (list and watch
-//! are in their own modules), for objects and their `status` and `scale` subresources.
+//! are in their own modules), for objects and their `status` and `scale` subresources (the
+//! other subresources are in `subresources`).
 
 use std::sync::Arc;
 
@@ -73,6 +74,7 @@ async fn respond(state: &Arc<State>, req: Request<Incoming>, path: ResourcePath)
         ));
     }
     let method = req.method().clone();
+    let raw_query = req.uri().query().map(str::to_string);
     let wants_table = super::table::wanted(req.headers());
     let repr = Representation::negotiate(req.headers());
     let is_watch = q.watch || path.watch_prefix;
@@ -131,6 +133,13 @@ async fn respond(state: &Arc<State>, req: Request<Incoming>, path: ResourcePath)
         admitted: false,
         plugins: state.plugins,
     };
+    if path.name.is_some()
+        && let Some(sub) = path.subresource.as_deref()
+        && super::subresources::serves(&path.def, sub)
+    {
+        let resp = super::subresources::handle(&ctx, &method, raw_query.as_deref());
+        return repr.adapt(resp, &path.def).await;
+    }
     if method == Method::GET
         && !wants_table
         && let Some(name) = path.name.as_deref()
