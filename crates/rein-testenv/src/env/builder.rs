@@ -167,7 +167,8 @@ impl TestEnvBuilder {
     /// [`Kubelet::Absent`](crate::Kubelet::Absent): kept, marked, until a grace-0 delete, as
     /// on a cluster without a kubelet). [`Kubelet::StopsAtOnce`](crate::Kubelet::StopsAtOnce)
     /// removes them in the delete's own transaction, for tests of controllers that expect
-    /// their Pods to go.
+    /// their Pods to go; [`Kubelet::StopsAfterGrace`](crate::Kubelet::StopsAfterGrace) once
+    /// their `deletionTimestamp` has passed.
     ///
     /// ```
     /// # async fn demo() -> Result<(), rein_testenv::Error> {
@@ -339,6 +340,7 @@ impl TestEnvBuilder {
 
         let kubeconfig = kubeconfig(&base_url, ca_pem.as_deref(), admin_token.as_deref())?;
         let thread_state = state.clone();
+        let kubelet = self.kubelet;
         let runtime = tokio::runtime::Builder::new_multi_thread()
             .worker_threads(2)
             .thread_name("rein-apiserver")
@@ -349,6 +351,12 @@ impl TestEnvBuilder {
             .name("rein-apiserver".to_string())
             .spawn(move || {
                 runtime.block_on(async move {
+                    if kubelet == crate::Kubelet::StopsAfterGrace {
+                        tokio::spawn(crate::kubelet::run(
+                            thread_state.store.clone(),
+                            thread_state.shutdown.clone(),
+                        ));
+                    }
                     match tokio::net::TcpListener::from_std(listener) {
                         Ok(listener) => server::serve(listener, acceptor, thread_state).await,
                         Err(e) => tracing::error!(error = %e, "rein-apiserver could not listen"),

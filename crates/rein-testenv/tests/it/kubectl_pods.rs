@@ -43,7 +43,7 @@ fn kubectl_logs_and_exec_without_a_kubelet() {
 
 #[test]
 fn kubectl_drain_evicts_and_retries_while_a_budget_blocks() {
-    let server = Server::start_with(&["--kubelet-stops-pods"]);
+    let server = Server::start_with(&["--kubelet", "at-once"]);
     server.ok_with_input(
         &["apply", "-f", "-"],
         Some("apiVersion: v1\nkind: Node\nmetadata:\n  name: node-a\n"),

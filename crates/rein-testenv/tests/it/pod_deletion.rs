@@ -217,3 +217,45 @@ async fn a_kubelet_that_stops_pods_at_once_finishes_graceful_deletes() {
     assert_eq!(grace(&answered), Some(30));
     assert!(pods.get_opt("p").await.unwrap().is_none());
 }
+
+#[tokio::test]
+async fn a_kubelet_that_waits_for_the_grace_period_finishes_the_delete_then() {
+    let env = TestEnv::builder()
+        .kubelet(Kubelet::StopsAfterGrace)
+        .start()
+        .await
+        .expect("starts");
+    let pods: Api<Pod> = Api::namespaced(env.client(), "default");
+    pods.create(&PostParams::default(), &pod("p", "p", Some("node-a")))
+        .await
+        .expect("creates");
+    let mut events = pods
+        .watch(&WatchParams::default().fields("metadata.name=p"), "0")
+        .await
+        .expect("watches")
+        .boxed();
+    let answered = pods
+        .delete(
+            "p",
+            &DeleteParams {
+                grace_period_seconds: Some(1),
+                ..Default::default()
+            },
+        )
+        .await
+        .expect("deletes")
+        .left()
+        .expect("kept during its grace period");
+    assert_eq!(grace(&answered), Some(1));
+    // Marked, then finished by the kubelet (grace 0), then gone.
+    let mut graces = Vec::new();
+    while let Some(event) = events.try_next().await.expect("watch event") {
+        match event {
+            WatchEvent::Modified(p) => graces.push(grace(&p)),
+            WatchEvent::Deleted(_) => break,
+            _ => {}
+        }
+    }
+    assert_eq!(graces, [Some(1), Some(0)]);
+    assert!(pods.get_opt("p").await.unwrap().is_none());
+}
