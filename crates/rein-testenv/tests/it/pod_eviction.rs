@@ -333,3 +333,92 @@ async fn two_budgets_over_one_pod_answer_500_and_terminal_pods_ignore_budgets() 
     .await;
     assert_eq!(code, 201);
 }
+
+#[tokio::test]
+async fn max_unavailable_counts_the_scale_of_the_pods_controllers() {
+    use k8s_openapi::api::apps::v1::{Deployment, ReplicaSet};
+    use kube_client::Resource;
+
+    let env = TestEnv::start().await.expect("starts");
+    let client = no_retry(&env);
+    let pods: Api<Pod> = Api::namespaced(client.clone(), "default");
+    let budgets: Api<PodDisruptionBudget> = Api::namespaced(client.clone(), "default");
+    let deployments: Api<Deployment> = Api::namespaced(client.clone(), "default");
+    let replica_sets: Api<ReplicaSet> = Api::namespaced(client, "default");
+    let template = json!({
+        "metadata": {"labels": {"app": "web"}},
+        "spec": {"containers": [{"name": "app", "image": "nginx"}]},
+    });
+    let deployment: Deployment = serde_json::from_value(json!({
+        "metadata": {"name": "web"},
+        "spec": {"replicas": 4, "selector": {"matchLabels": {"app": "web"}}, "template": template},
+    }))
+    .unwrap();
+    let deployment = deployments
+        .create(&PostParams::default(), &deployment)
+        .await
+        .expect("creates the deployment");
+    let mut replica_set: ReplicaSet = serde_json::from_value(json!({
+        "metadata": {"name": "web-1"},
+        "spec": {"replicas": 3, "selector": {"matchLabels": {"app": "web"}}, "template": template},
+    }))
+    .unwrap();
+    replica_set.metadata.owner_references =
+        Some(vec![deployment.controller_owner_ref(&()).unwrap()]);
+    let replica_set = replica_sets
+        .create(&PostParams::default(), &replica_set)
+        .await
+        .expect("creates the replica set");
+    for name in ["web-1-a", "web-1-b", "web-1-c"] {
+        let mut p = pod(name, "web", Some("node-a"));
+        p.metadata.owner_references = Some(vec![replica_set.controller_owner_ref(&()).unwrap()]);
+        running(&pods, p, true).await;
+    }
+    budgets
+        .create(
+            &PostParams::default(),
+            &budget("web", "web", json!({"maxUnavailable": "50%"})),
+        )
+        .await
+        .expect("creates");
+    // The ReplicaSet belongs to the Deployment: its 4 replicas are expected, 2 may be down.
+    let status = budgets.get("web").await.unwrap().status.unwrap();
+    assert_eq!(
+        (
+            status.expected_pods,
+            status.desired_healthy,
+            status.current_healthy,
+            status.disruptions_allowed
+        ),
+        (4, 2, 3, 1)
+    );
+    let (code, _) = post(
+        &no_retry(&env),
+        &format!("{EVICT}/web-1-a/eviction"),
+        &eviction("web-1-a"),
+    )
+    .await;
+    assert_eq!(code, 201);
+    let (code, body) = post(
+        &no_retry(&env),
+        &format!("{EVICT}/web-1-b/eviction"),
+        &eviction("web-1-b"),
+    )
+    .await;
+    assert_eq!(code, 429, "{body}");
+
+    // A Pod whose controller cannot be found fails the sync: nothing may be disrupted.
+    let mut stray = pod("stray", "web", Some("node-a"));
+    let mut reference = replica_set.controller_owner_ref(&()).unwrap();
+    reference.name = "gone".into();
+    reference.uid = "00000000-0000-0000-0000-000000000000".into();
+    stray.metadata.owner_references = Some(vec![reference]);
+    running(&pods, stray, true).await;
+    let status = budgets.get("web").await.unwrap().status.unwrap();
+    assert_eq!(status.disruptions_allowed, 0);
+    let condition = &status.conditions.unwrap()[0];
+    assert_eq!(
+        (condition.reason.as_str(), condition.message.as_str()),
+        ("SyncFailed", "found no controllers for pod \"stray\"")
+    );
+}
