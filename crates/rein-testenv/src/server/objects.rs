@@ -137,7 +137,7 @@ async fn respond(state: &Arc<State>, req: Request<Incoming>, path: ResourcePath)
         && let Some(sub) = path.subresource.as_deref()
         && super::subresources::serves(&path.def, sub)
     {
-        let resp = super::subresources::handle(&ctx, &method, raw_query.as_deref());
+        let resp = super::subresources::handle(&ctx, &method, raw_query.as_deref()).await;
         return repr.adapt(resp, &path.def).await;
     }
     if method == Method::GET

@@ -422,3 +422,43 @@ async fn max_unavailable_counts_the_scale_of_the_pods_controllers() {
         ("SyncFailed", "found no controllers for pod \"stray\"")
     );
 }
+
+#[tokio::test]
+async fn evictions_go_through_admission_webhooks_as_evictions() {
+    use super::admission_support::{Webhook, core_rules, deny, entry, install};
+
+    let env = TestEnv::start().await.expect("starts");
+    let pods: Api<Pod> = Api::namespaced(no_retry(&env), "default");
+    running(&pods, pod("web-0", "web", None), true).await;
+    let hook = Webhook::start(|_| deny(403, "evictions are paused")).await;
+    let rules = core_rules(&["CREATE"], &["pods/eviction"]);
+    install(
+        &env,
+        "Validating",
+        "v",
+        vec![entry("v.example.com", &hook, "/v", rules, json!({}))],
+    )
+    .await;
+    let (code, body) = post(
+        &no_retry(&env),
+        &format!("{EVICT}/web-0/eviction"),
+        &eviction("web-0"),
+    )
+    .await;
+    assert_eq!(code, 403, "{body}");
+    assert_eq!(
+        body["message"],
+        "admission webhook \"v.example.com\" denied the request: evictions are paused"
+    );
+    assert!(pods.get_opt("web-0").await.unwrap().is_some());
+    let calls = hook.calls();
+    let request = &calls[0];
+    assert_eq!(
+        request["kind"],
+        json!({"group": "policy", "version": "v1", "kind": "Eviction"})
+    );
+    assert_eq!(request["resource"]["resource"], "pods");
+    assert_eq!(request["subResource"], "eviction");
+    assert_eq!(request["object"]["kind"], "Eviction");
+    assert_eq!(request["operation"], "CREATE");
+}

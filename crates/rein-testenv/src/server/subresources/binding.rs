@@ -10,9 +10,16 @@ use crate::ops::meta;
 use crate::status::ApiError;
 
 /// POST `pods/{name}/binding`.
-pub(super) fn create(ctx: &Ctx<'_>, name: &str) -> Result<(u16, Value), ApiError> {
+pub(super) fn create(
+    ctx: &Ctx<'_>,
+    name: &str,
+    admitted: Option<Value>,
+) -> Result<(u16, Value), ApiError> {
     crate::server::options::check_write("CreateOptions", ctx.q)?;
-    let binding = decode_object(ctx)?;
+    let binding = match admitted {
+        Some(object) => object,
+        None => decode_object(ctx)?,
+    };
     if meta::meta_str(&binding, "name").unwrap_or_default() != name {
         return Err(ApiError::bad_request(
             "name in URL does not match name in Binding object",

@@ -25,9 +25,16 @@ const MAX_DISRUPTED_PODS: usize = 2000;
 const BLOCKED: &str = "Cannot evict pod as it would violate the pod's disruption budget.";
 
 /// POST `pods/{name}/eviction`.
-pub(super) fn create(ctx: &Ctx<'_>, name: &str) -> Result<(u16, Value), ApiError> {
+pub(super) fn create(
+    ctx: &Ctx<'_>,
+    name: &str,
+    admitted: Option<Value>,
+) -> Result<(u16, Value), ApiError> {
     crate::server::options::check_write("CreateOptions", ctx.q)?;
-    let eviction = decode_object(ctx)?;
+    let eviction = match admitted {
+        Some(object) => object,
+        None => decode_object(ctx)?,
+    };
     let api_version = eviction
         .get("apiVersion")
         .and_then(Value::as_str)

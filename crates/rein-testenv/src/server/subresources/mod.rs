@@ -19,6 +19,7 @@ use serde_json::{Value, json};
 
 use super::body::{self, Body};
 use super::objects::Ctx;
+use crate::admission::{self, Attributes, Operation};
 use crate::resources::ResourceDef;
 use crate::status::ApiError;
 
@@ -45,16 +46,29 @@ pub(super) fn serves(def: &ResourceDef, sub: &str) -> bool {
 }
 
 /// Answers a request on a subresource [`serves`] accepts.
-pub(super) fn handle(ctx: &Ctx<'_>, method: &Method, raw_query: Option<&str>) -> Response {
+pub(super) async fn handle(ctx: &Ctx<'_>, method: &Method, raw_query: Option<&str>) -> Response {
     let name = ctx.path.name.as_deref().unwrap_or_default();
     let sub = ctx.path.subresource.as_deref().unwrap_or_default();
+    // The object a create on `eviction` or `binding` posts goes through the admission
+    // webhooks first, as kube-apiserver's create handler sends it.
+    let mut warnings = Vec::new();
+    let admitted = match (sub, method) {
+        ("eviction" | "binding", &Method::POST) => match admit_create(ctx, name, sub).await {
+            Ok((object, w)) => {
+                warnings = w;
+                Some(object)
+            }
+            Err(e) => return body::error(&e),
+        },
+        _ => None,
+    };
     let answer = match (sub, method) {
         ("log", &Method::GET) => return connect::log(ctx, name, raw_query),
         ("exec" | "attach" | "portforward", &Method::GET | &Method::POST) => {
             connect::stream(ctx, name, sub, raw_query)
         }
-        ("eviction", &Method::POST) => eviction::create(ctx, name),
-        ("binding", &Method::POST) => binding::create(ctx, name),
+        ("eviction", &Method::POST) => eviction::create(ctx, name, admitted),
+        ("binding", &Method::POST) => binding::create(ctx, name, admitted),
         ("ephemeralcontainers", &Method::GET) => ephemeral::get(ctx, name),
         ("ephemeralcontainers", &Method::PUT) => ephemeral::update(ctx, name, None),
         ("ephemeralcontainers", &Method::PATCH) => ephemeral::update(ctx, name, Some(())),
@@ -64,10 +78,50 @@ pub(super) fn handle(ctx: &Ctx<'_>, method: &Method, raw_query: Option<&str>) ->
         ("approval", &Method::PATCH) => approval::update(ctx, name, Some(())),
         _ => Err(ApiError::method_not_allowed()),
     };
-    match answer {
+    let mut resp = match answer {
         Ok((code, value)) => body::json(code, &value),
         Err(e) => body::error(&e),
+    };
+    for w in warnings {
+        if let Ok(v) = http::HeaderValue::from_str(&format!(
+            "299 - {}",
+            serde_json::to_string(&w).unwrap_or_default()
+        )) {
+            resp.headers_mut().append(http::header::WARNING, v);
+        }
     }
+    resp
+}
+
+/// The posted object after the admission webhooks whose rules match a create on `sub`
+/// (the body as sent when none do), with their warnings.
+async fn admit_create(
+    ctx: &Ctx<'_>,
+    name: &str,
+    sub: &str,
+) -> Result<(Value, Vec<String>), ApiError> {
+    let object = decode_object(ctx)?;
+    let attrs = Attributes::new(
+        &ctx.path.def,
+        &ctx.path.version,
+        Some(sub),
+        Operation::Create,
+        ctx.path.namespace.as_deref(),
+        name,
+        ctx.q.dry_run,
+    );
+    if !admission::wanted(&ctx.state.store, &attrs) {
+        return Ok((object, Vec::new()));
+    }
+    let admitted = admission::admit(
+        &ctx.state.store,
+        &ctx.state.webhook_services,
+        &attrs,
+        None,
+        Some(object),
+    )
+    .await?;
+    Ok((admitted.object.unwrap_or_default(), admitted.warnings))
 }
 
 /// A handler's answer.
