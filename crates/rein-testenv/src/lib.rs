@@ -66,8 +66,12 @@
 //! (ResourceQuota, LimitRanger, ServiceAccount, Priority, DefaultTolerationSeconds; each one
 //! can be turned off with [`TestEnvBuilder::admission_plugin`]), then through the admission
 //! webhooks the stored configurations name. As on a real cluster, every namespace has the
-//! `default` ServiceAccount and the `kube-root-ca.crt` ConfigMap, and a ResourceQuota's
-//! `status` shows its usage.
+//! `default` ServiceAccount and the `kube-root-ca.crt` ConfigMap, a ResourceQuota's
+//! `status` shows its usage, and a PodDisruptionBudget's `status` is kept as the disruption
+//! controller keeps it, so `pods/eviction` (and `kubectl drain`) answers 429 when a budget
+//! blocks. A Pod bound to a node is deleted gracefully, as on a cluster: it stays with a
+//! `deletionTimestamp` until a grace-0 delete, unless [`TestEnvBuilder::kubelet`] says a
+//! kubelet finishes it.
 
 mod admission;
 mod auth;
@@ -77,6 +81,7 @@ mod conversion;
 mod env;
 mod error;
 mod faults;
+mod kubelet;
 mod openapi;
 mod ops;
 mod patch;
@@ -100,5 +105,6 @@ pub use env::run_until_signal;
 pub use env::{TestEnv, TestEnvBuilder};
 pub use error::Error;
 pub use faults::{Fault, Faults};
+pub use kubelet::Kubelet;
 pub use plugins::AdmissionPlugin;
 pub use requests::{InFlightRequest, RequestRecord, RequestStage};

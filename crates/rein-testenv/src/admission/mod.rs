@@ -138,8 +138,11 @@ impl Attributes {
 
     /// The kind of the objects sent when the resource is called in `version`.
     fn kind_in(&self, version: &str) -> (String, String, String) {
-        if self.subresource == "scale" {
-            return ("autoscaling".into(), "v1".into(), "Scale".into());
+        match self.subresource.as_str() {
+            "scale" => return ("autoscaling".into(), "v1".into(), "Scale".into()),
+            "eviction" => return ("policy".into(), "v1".into(), "Eviction".into()),
+            "binding" => return (String::new(), "v1".into(), "Binding".into()),
+            _ => {}
         }
         (self.group.clone(), version.to_string(), self.kind.clone())
     }

@@ -39,6 +39,23 @@ struct Args {
     /// (ResourceQuota, LimitRanger, ServiceAccount, Priority, DefaultTolerationSeconds).
     #[arg(long, value_delimiter = ',', value_parser = parse_plugin)]
     disable_admission_plugins: Vec<AdmissionPlugin>,
+    /// What finishes graceful deletions of Pods bound to a node: `absent` (the default: they
+    /// wait for a grace-0 delete), `at-once` (finished in the delete itself) or `after-grace`
+    /// (finished once their grace period has run out).
+    #[arg(long, value_name = "MODE", value_parser = parse_kubelet)]
+    kubelet: Option<rein_testenv::Kubelet>,
+}
+
+/// A `--kubelet` mode.
+fn parse_kubelet(s: &str) -> Result<rein_testenv::Kubelet, String> {
+    match s {
+        "absent" => Ok(rein_testenv::Kubelet::Absent),
+        "at-once" => Ok(rein_testenv::Kubelet::StopsAtOnce),
+        "after-grace" => Ok(rein_testenv::Kubelet::StopsAfterGrace),
+        other => Err(format!(
+            "unknown kubelet mode {other:?} (absent, at-once, after-grace)"
+        )),
+    }
 }
 
 /// An admission plugin by its kube-apiserver name.
@@ -103,6 +120,9 @@ fn main() -> anyhow::Result<()> {
         }
         for plugin in &args.disable_admission_plugins {
             builder = builder.admission_plugin(*plugin, false);
+        }
+        if let Some(kubelet) = args.kubelet {
+            builder = builder.kubelet(kubelet);
         }
         let env = builder.start().await?;
         if let Some(path) = &args.kubeconfig_out {

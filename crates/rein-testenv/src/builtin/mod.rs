@@ -18,8 +18,8 @@ mod decode;
 mod field;
 mod kinds;
 mod meta;
-mod names;
-mod selector;
+pub(crate) mod names;
+pub(crate) mod selector;
 #[cfg(test)]
 mod tests;
 mod typed;

@@ -49,6 +49,7 @@ pub struct TestEnvBuilder {
     users: Vec<crate::User>,
     enforce_rbac: bool,
     plugins: crate::plugins::Plugins,
+    kubelet: crate::Kubelet,
 }
 
 impl Default for TestEnvBuilder {
@@ -67,6 +68,7 @@ impl Default for TestEnvBuilder {
             users: Vec::new(),
             enforce_rbac: false,
             plugins: crate::plugins::Plugins::all(),
+            kubelet: crate::Kubelet::Absent,
         }
     }
 }
@@ -158,6 +160,26 @@ impl TestEnvBuilder {
     /// 3 MiB body limit are still enforced.
     pub fn validate_objects(mut self, validate: bool) -> TestEnvBuilder {
         self.validate = validate;
+        self
+    }
+
+    /// What finishes the graceful deletion of Pods bound to a node (default
+    /// [`Kubelet::Absent`](crate::Kubelet::Absent): kept, marked, until a grace-0 delete, as
+    /// on a cluster without a kubelet). [`Kubelet::StopsAtOnce`](crate::Kubelet::StopsAtOnce)
+    /// removes them in the delete's own transaction, for tests of controllers that expect
+    /// their Pods to go; [`Kubelet::StopsAfterGrace`](crate::Kubelet::StopsAfterGrace) once
+    /// their `deletionTimestamp` has passed.
+    ///
+    /// ```
+    /// # async fn demo() -> Result<(), rein_testenv::Error> {
+    /// use rein_testenv::{Kubelet, TestEnv};
+    ///
+    /// let env = TestEnv::builder().kubelet(Kubelet::StopsAtOnce).start().await?;
+    /// # drop(env); Ok(()) }
+    /// # tokio::runtime::Runtime::new().unwrap().block_on(demo()).unwrap();
+    /// ```
+    pub fn kubelet(mut self, kubelet: crate::Kubelet) -> TestEnvBuilder {
+        self.kubelet = kubelet;
         self
     }
 
@@ -292,7 +314,10 @@ impl TestEnvBuilder {
             None => crate::tls::generate_ca_pem()?,
         };
         let store = Arc::new(Store::new(self.watch_history));
-        store.set_write_hook(Box::new(crate::plugins::Controllers::new(root_ca_pem)));
+        store.set_write_hook(Box::new(crate::plugins::Controllers::new(
+            root_ca_pem,
+            self.kubelet,
+        )));
         let state = Arc::new(State {
             catalogue: Catalogue::new(),
             store: store.clone(),
@@ -316,6 +341,7 @@ impl TestEnvBuilder {
 
         let kubeconfig = kubeconfig(&base_url, ca_pem.as_deref(), admin_token.as_deref())?;
         let thread_state = state.clone();
+        let kubelet = self.kubelet;
         let runtime = tokio::runtime::Builder::new_multi_thread()
             .worker_threads(2)
             .thread_name("rein-apiserver")
@@ -326,6 +352,12 @@ impl TestEnvBuilder {
             .name("rein-apiserver".to_string())
             .spawn(move || {
                 runtime.block_on(async move {
+                    if kubelet == crate::Kubelet::StopsAfterGrace {
+                        tokio::spawn(crate::kubelet::run(
+                            thread_state.store.clone(),
+                            thread_state.shutdown.clone(),
+                        ));
+                    }
                     match tokio::net::TcpListener::from_std(listener) {
                         Ok(listener) => server::serve(listener, acceptor, thread_state).await,
                         Err(e) => tracing::error!(error = %e, "rein-apiserver could not listen"),

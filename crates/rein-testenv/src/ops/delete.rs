@@ -5,6 +5,7 @@ use std::sync::Arc;
 
 use serde_json::{Value, json};
 
+use super::graceful::{self, Grace};
 use super::meta::{self, meta_mut, meta_str};
 use super::{Target, crd, gc, is_crd, is_namespace};
 use crate::resources::{Catalogue, ResourceDef};
@@ -120,6 +121,9 @@ pub(crate) fn delete_object(
             ),
         ));
     }
+    if graceful::is_pod(def) {
+        return delete_pod(txn, catalogue, def, key, current, opts);
+    }
     if is_crd(def) && !meta::is_deleting(&current) {
         // The CRD registry's own Delete: mark it, and let the finalizer remove it.
         return Ok(DeleteOutcome::Pending(crd::begin_delete(
@@ -173,6 +177,71 @@ pub(crate) fn delete_object(
         txn.enqueue_gc(GcWork::Foreground(uid));
     } else if propagation == Propagation::Orphan {
         txn.enqueue_gc(GcWork::Orphan(uid));
+    }
+    Ok(match txn.get(&def.key(), key) {
+        Some(now) => DeleteOutcome::Pending(now),
+        None => DeleteOutcome::Gone(marked),
+    })
+}
+
+/// Deletes a Pod: graceful for a Pod bound to a node (kept, marked, until a grace-0 delete),
+/// at once otherwise; the propagation policy's finalizer is added as for any object.
+fn delete_pod(
+    txn: &mut Txn<'_>,
+    catalogue: &Catalogue,
+    def: &ResourceDef,
+    key: &ObjKey,
+    current: Arc<Value>,
+    opts: &DeleteOpts,
+) -> Result<DeleteOutcome, ApiError> {
+    let (marked, period) = match graceful::before_delete(&current, opts.grace_period) {
+        Grace::Pending => return Ok(DeleteOutcome::Pending(current)),
+        Grace::Now => {
+            if opts.dry_run || !meta::finalizers(&current).is_empty() {
+                return Ok(DeleteOutcome::Pending(current));
+            }
+            return Ok(DeleteOutcome::Gone(
+                finish_removal(txn, catalogue, def, key).unwrap_or(current),
+            ));
+        }
+        Grace::Marked { obj, period } => (obj, period),
+    };
+    let mut marked = marked;
+    let propagation = opts.propagation.unwrap_or_default();
+    let mut finalizers = meta::finalizers(&marked);
+    let policy_finalizer = match propagation {
+        Propagation::Foreground => Some(FOREGROUND),
+        Propagation::Orphan => Some(ORPHAN),
+        Propagation::Background => None,
+    };
+    if let Some(f) = policy_finalizer
+        && !finalizers.iter().any(|have| have == f)
+    {
+        finalizers.push(f.to_string());
+        meta::set_finalizers(&mut marked, &finalizers);
+    }
+    let kept = period > 0 || !finalizers.is_empty();
+    if opts.dry_run {
+        let marked = Arc::new(marked);
+        return Ok(if kept {
+            DeleteOutcome::Pending(marked)
+        } else {
+            DeleteOutcome::Gone(marked)
+        });
+    }
+    // Stored marked first (watchers see the deletionTimestamp), as the registry's update
+    // before its delete.
+    let marked = txn.replace(&def.key(), key.clone(), marked);
+    if !kept {
+        return Ok(DeleteOutcome::Gone(
+            finish_removal(txn, catalogue, def, key).unwrap_or(marked),
+        ));
+    }
+    let uid = meta_str(&marked, "uid").unwrap_or_default().to_string();
+    match propagation {
+        Propagation::Foreground => txn.enqueue_gc(GcWork::Foreground(uid)),
+        Propagation::Orphan => txn.enqueue_gc(GcWork::Orphan(uid)),
+        Propagation::Background => {}
     }
     Ok(match txn.get(&def.key(), key) {
         Some(now) => DeleteOutcome::Pending(now),

@@ -207,19 +207,28 @@ fn namespace_step(txn: &mut Txn<'_>, catalogue: &Catalogue, namespace: &str) {
     let Some(ns) = txn.get(&ns_res, &ns_key) else {
         return;
     };
-    if ns
+    // The namespace controller removes its own `kubernetes` finalizer; others (added through
+    // `namespaces/finalize`) hold the namespace until their owners remove them.
+    let spec_finalizers: Vec<Value> = ns
         .pointer("/spec/finalizers")
         .and_then(Value::as_array)
-        .is_some_and(|f| !f.is_empty())
-    {
+        .cloned()
+        .unwrap_or_default();
+    let rest: Vec<Value> = spec_finalizers
+        .iter()
+        .filter(|f| f.as_str() != Some("kubernetes"))
+        .cloned()
+        .collect();
+    if rest.len() != spec_finalizers.len() {
         let mut finalized = (*ns).clone();
-        finalized["spec"]["finalizers"] = json!([]);
+        finalized["spec"]["finalizers"] = json!(rest);
         txn.replace(&ns_res, ns_key.clone(), finalized);
     }
     let Some(ns) = txn.get(&ns_res, &ns_key) else {
         return;
     };
-    if meta::finalizers(&ns).is_empty()
+    if rest.is_empty()
+        && meta::finalizers(&ns).is_empty()
         && let Some(def) = catalogue.get(&ns_res)
     {
         finish_removal(txn, catalogue, &def, &ns_key);

@@ -9,6 +9,7 @@ mod custom;
 mod defaults;
 mod delete;
 mod gc;
+pub(crate) mod graceful;
 pub(crate) mod meta;
 mod update;
 

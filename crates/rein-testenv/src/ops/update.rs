@@ -188,7 +188,10 @@ pub(crate) fn update(
         return Ok(Arc::new(result));
     }
     let result = crate::resources::to_storage(&def.group, &def.plural, result);
-    if meta::is_deleting(&result) && meta::finalizers(&result).is_empty() {
+    if meta::is_deleting(&result)
+        && meta::finalizers(&result).is_empty()
+        && super::graceful::grace_is_over(&result)
+    {
         txn.replace(&def.key(), key.clone(), result);
         return Ok(delete::finish_removal(txn, target.catalogue, def, key).unwrap_or(old));
     }

@@ -1,7 +1,9 @@
 //! The kube-controller-manager controllers the admission plugins rely on, run inside the
 //! transaction of each write they react to (so their result is visible as soon as the write
 //! is): the ServiceAccount controller's `default` account and the root CA publisher's
-//! `kube-root-ca.crt` ConfigMap in every live namespace, and the quota controller's usage.
+//! `kube-root-ca.crt` ConfigMap in every live namespace, the quota controller's usage, the
+//! disruption controller's PodDisruptionBudget status, and (when asked) a kubelet finishing
+//! graceful Pod deletions.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 
@@ -20,15 +22,19 @@ const ROOT_CA: &str = "kube-root-ca.crt";
 #[derive(Debug)]
 pub(crate) struct Controllers {
     ca_pem: String,
+    /// What finishes graceful Pod deletions.
+    kubelet: crate::Kubelet,
     /// Set while a hook runs: the controllers' own writes do not trigger them again.
     busy: AtomicBool,
 }
 
 impl Controllers {
-    /// Controllers publishing `ca_pem` as the cluster's CA.
-    pub(crate) fn new(ca_pem: String) -> Controllers {
+    /// Controllers publishing `ca_pem` as the cluster's CA, with `kubelet` standing in for
+    /// the nodes' kubelets.
+    pub(crate) fn new(ca_pem: String, kubelet: crate::Kubelet) -> Controllers {
         Controllers {
             ca_pem,
+            kubelet,
             busy: AtomicBool::new(false),
         }
     }
@@ -111,8 +117,16 @@ impl WriteHook for Controllers {
                 _ => {}
             }
         }
+        if self.kubelet == crate::Kubelet::StopsAtOnce
+            && res.group.is_empty()
+            && res.plural == "pods"
+            && let Some(pod) = new
+        {
+            crate::ops::graceful::finish_by_kubelet(txn, res, pod);
+        }
         if !namespace.is_empty() {
             super::quota::refresh(txn, res, namespace);
+            super::disruption::refresh(txn, res, namespace);
         }
     }
 }

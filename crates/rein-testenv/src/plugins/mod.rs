@@ -9,9 +9,11 @@
 //!
 //! Controllers ([`Controllers`], a [`WriteHook`] of the store): every namespace gets the
 //! `default` ServiceAccount and the `kube-root-ca.crt` ConfigMap, and every ResourceQuota's
-//! `status` is recomputed in the transaction of each write that changes what it counts.
+//! `status` is recomputed in the transaction of each write that changes what it counts, as is
+//! every PodDisruptionBudget's ([`disruption`]).
 
 mod controllers;
+pub(crate) mod disruption;
 mod limits;
 mod priority;
 mod quota;

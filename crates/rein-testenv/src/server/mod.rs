@@ -21,6 +21,7 @@ mod query;
 mod represent;
 mod route;
 mod scale;
+mod subresources;
 mod table;
 mod watch;
 

@@ -1,5 +1,6 @@
 //! Resource requests: get, create, update, patch, delete and deletecollection (list and watch
-//! are in their own modules), for objects and their `status` and `scale` subresources.
+//! are in their own modules), for objects and their `status` and `scale` subresources (the
+//! other subresources are in `subresources`).
 
 use std::sync::Arc;
 
@@ -76,6 +77,7 @@ async fn respond(state: &Arc<State>, req: Request<Incoming>, path: ResourcePath)
         return super::components::serve(req.method(), &path, &q, req.headers());
     }
     let method = req.method().clone();
+    let raw_query = req.uri().query().map(str::to_string);
     let wants_table = match super::table::requested(req.headers(), &q) {
         Ok(t) => t,
         Err(e) => return body::error(&e),
@@ -138,6 +140,13 @@ async fn respond(state: &Arc<State>, req: Request<Incoming>, path: ResourcePath)
         reinvoke_plugins: false,
         plugins: state.plugins,
     };
+    if path.name.is_some()
+        && let Some(sub) = path.subresource.as_deref()
+        && super::subresources::serves(&path.def, sub)
+    {
+        let resp = super::subresources::handle(&ctx, &method, raw_query.as_deref()).await;
+        return repr.adapt(resp, &path.def).await;
+    }
     if method == Method::GET
         && wants_table.is_none()
         && let Some(name) = path.name.as_deref()

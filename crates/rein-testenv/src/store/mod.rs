@@ -211,6 +211,16 @@ impl Store {
         }
     }
 
+    /// Waits until the store is past `rv` (the next write after it), for at most `limit`;
+    /// for background work that reacts to writes (not counted as a request waiting).
+    pub(crate) async fn written_after(&self, rv: u64, limit: Duration) {
+        let changed = self.rv_changed.notified();
+        if self.current_rv() > rv {
+            return;
+        }
+        let _ = tokio::time::timeout(limit, changed).await;
+    }
+
     /// How many requests are waiting in [`Store::wait_for_rv`] right now.
     pub(crate) fn rv_waiters(&self) -> usize {
         self.rv_waiters.load(Ordering::Acquire)

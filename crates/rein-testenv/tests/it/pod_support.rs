@@ -1,0 +1,97 @@
+//! Helpers shared by the Pod subresource and deletion tests: raw requests and Pods in a given
+//! state.
+
+use http::header;
+use k8s_openapi::api::core::v1::Pod;
+use kube_client::Client;
+use kube_client::api::{Api, Patch, PatchParams, PostParams};
+use serde_json::{Value, json};
+
+/// One raw request: the status code, the `Content-Type` and the body (JSON when it parses,
+/// else a JSON string of the text).
+pub(super) async fn raw(
+    client: &Client,
+    method: &str,
+    path: &str,
+    content_type: &str,
+    body: &Value,
+) -> (u16, String, Value) {
+    let bytes = if body.is_null() {
+        Vec::new()
+    } else {
+        serde_json::to_vec(body).expect("encodes")
+    };
+    let request = http::Request::builder()
+        .method(method)
+        .uri(path)
+        .header(header::CONTENT_TYPE, content_type)
+        .body(bytes)
+        .expect("request");
+    let resp = client.send(request.map(Into::into)).await.expect("sends");
+    let status = resp.status().as_u16();
+    let content_type = resp
+        .headers()
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or_default()
+        .to_string();
+    let bytes = http_body_util::BodyExt::collect(resp.into_body())
+        .await
+        .expect("reads")
+        .to_bytes();
+    let body = serde_json::from_slice(&bytes)
+        .unwrap_or_else(|_| Value::String(String::from_utf8_lossy(&bytes).into_owned()));
+    (status, content_type, body)
+}
+
+/// A JSON POST.
+pub(super) async fn post(client: &Client, path: &str, body: &Value) -> (u16, Value) {
+    let (code, _, body) = raw(client, "POST", path, "application/json", body).await;
+    (code, body)
+}
+
+/// A Pod with one container `app`, labelled `app: <app>`, bound to `node` when given.
+pub(super) fn pod(name: &str, app: &str, node: Option<&str>) -> Pod {
+    let mut spec = json!({"containers": [{"name": "app", "image": "nginx"}]});
+    if let Some(node) = node {
+        spec["nodeName"] = json!(node);
+    }
+    serde_json::from_value(json!({
+        "metadata": {"name": name, "labels": {"app": app}},
+        "spec": spec,
+    }))
+    .expect("valid pod")
+}
+
+/// Creates `pod` and, when `ready`, makes it Running with `Ready: True` (as the kubelet would);
+/// otherwise Running and not ready.
+pub(super) async fn running(api: &Api<Pod>, pod: Pod, ready: bool) -> Pod {
+    let name = pod.metadata.name.clone().expect("named");
+    api.create(&PostParams::default(), &pod)
+        .await
+        .expect("creates the pod");
+    let status = json!({"status": {
+        "phase": "Running",
+        "conditions": [{"type": "Ready", "status": if ready { "True" } else { "False" }}],
+    }});
+    api.patch_status(&name, &PatchParams::default(), &Patch::Merge(&status))
+        .await
+        .expect("sets the pod's status")
+}
+
+/// The (code, reason, message) of a Status body.
+pub(super) fn status_of(body: &Value) -> (u64, &str, &str) {
+    (
+        body["code"].as_u64().unwrap_or_default(),
+        body["reason"].as_str().unwrap_or_default(),
+        body["message"].as_str().unwrap_or_default(),
+    )
+}
+
+/// A client that does not retry 429 answers (kube-client's default retries them up to 15
+/// times with a growing backoff, as it would against a cluster).
+pub(super) fn no_retry(env: &rein_testenv::TestEnv) -> Client {
+    let mut config = env.config();
+    config.default_retry = false;
+    Client::try_from(config).expect("client")
+}
