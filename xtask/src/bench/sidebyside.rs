@@ -179,3 +179,31 @@ pub(crate) fn medians(all: &[Figure]) -> Vec<Figure> {
         })
         .collect()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_filter_keeps_the_runs_it_names() {
+        let all = runs(false, 0, &[]);
+        let some = runs(false, 0, &["metadata-only".to_owned()]);
+        assert!(all.len() > some.len());
+        assert_eq!(some.len(), 2);
+        assert!(some.iter().all(|r| r.args[1] == "metadata"));
+    }
+
+    #[test]
+    fn a_filtered_run_replaces_only_the_cases_it_ran() {
+        let parse = |lines: &[&str]| -> Vec<Figure> {
+            lines.iter().filter_map(|l| parse_figure(l)).collect()
+        };
+        let saved = parse(&[
+            "BENCH|side-by-side|initial-sync/peak RSS/rein|600|MiB|",
+            "BENCH|side-by-side|metadata-only/peak RSS/rein|90|MiB|",
+        ]);
+        let new = parse(&["BENCH|side-by-side|metadata-only/peak RSS/rein|77|MiB|"]);
+        let merged: Vec<String> = merge(saved, new).iter().map(|f| f.value.clone()).collect();
+        assert_eq!(merged, ["600", "77"]);
+    }
+}
