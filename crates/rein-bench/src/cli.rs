@@ -35,6 +35,13 @@ pub(crate) enum Scenario {
     Watch,
     /// `--objects` ConfigMaps created after a no-op controller started.
     Controller,
+    /// Initial sync of `--pods` Pods into a metadata-only cache: rein's cache of
+    /// `PartialObjectMeta<Pod>`, kube-runtime's `metadata_watcher` + reflector.
+    Metadata,
+    /// Initial sync of the Pods in `--watched-namespaces` of the `--namespaces` namespaces the
+    /// `--pods` Pods are spread over: rein's multi-namespace cache, kube-runtime's one watcher
+    /// and reflector per namespace.
+    Namespaces,
 }
 
 impl Scenario {
@@ -63,6 +70,8 @@ impl Scenario {
                 format!("controller-paced-c{}", sizes.concurrency)
             }
             Scenario::Controller => format!("controller-c{}", sizes.concurrency),
+            Scenario::Metadata => "metadata-only".to_owned(),
+            Scenario::Namespaces => "multi-namespace".to_owned(),
         }
     }
 }
@@ -130,6 +139,13 @@ pub(crate) struct Sizes {
     /// `<case>-alike`.
     #[arg(long)]
     pub(crate) strip_managed_fields: bool,
+    /// Multi-namespace case: the namespaces the `--pods` Pods are spread over (Pod `i` in
+    /// `bench-<i mod n>`).
+    #[arg(long, default_value_t = 10)]
+    pub(crate) namespaces: usize,
+    /// Multi-namespace case: how many of those namespaces the cache watches (the first ones).
+    #[arg(long, default_value_t = 3)]
+    pub(crate) watched_namespaces: usize,
     /// Small sizes for a smoke run (overrides the sizes above).
     #[arg(long)]
     pub(crate) quick: bool,
@@ -151,6 +167,8 @@ impl Sizes {
             backlog: self.backlog,
             managed_fields: self.managed_fields,
             strip_managed_fields: self.strip_managed_fields,
+            namespaces: self.namespaces,
+            watched_namespaces: self.watched_namespaces,
             quick: true,
         }
     }
@@ -165,6 +183,10 @@ pub(crate) struct ServeArgs {
     /// Write the Pods through field managers, so each carries managedFields entries.
     #[arg(long)]
     pub(crate) managed_fields: bool,
+    /// Spread the Pods over this many namespaces (`bench-0` …); 1 keeps them all in
+    /// `default`.
+    #[arg(long, default_value_t = 1)]
+    pub(crate) namespaces: usize,
     /// Where to write the kubeconfig.
     #[arg(long)]
     pub(crate) kubeconfig: PathBuf,

@@ -19,7 +19,13 @@ struct Server {
 }
 
 impl Server {
-    fn start(exe: &Path, pods: usize, index: usize, sizes: &Sizes) -> anyhow::Result<Server> {
+    fn start(
+        exe: &Path,
+        pods: usize,
+        namespaces: usize,
+        index: usize,
+        sizes: &Sizes,
+    ) -> anyhow::Result<Server> {
         let kubeconfig = std::env::temp_dir().join(format!(
             "rein-bench-{}-{index}.kubeconfig",
             std::process::id()
@@ -29,6 +35,7 @@ impl Server {
         serve
             .arg("serve")
             .args(["--pods", &pods.to_string()])
+            .args(["--namespaces", &namespaces.to_string()])
             .arg("--kubeconfig")
             .arg(&kubeconfig)
             .stdin(Stdio::piped())
@@ -40,7 +47,7 @@ impl Server {
         let mut out = lines(child.stdout.take())?;
         forward_until(&mut out, "READY").context("waiting for the server to load")?;
         eprintln!(
-            "  server ready with {pods} Pods after {:.1} s",
+            "  server ready with {pods} Pods in {namespaces} namespace(s) after {:.1} s",
             started.elapsed().as_secs_f64()
         );
         Ok(Server {
@@ -85,13 +92,18 @@ pub(crate) fn run(args: &CaseArgs) -> anyhow::Result<()> {
     let sizes = args.sizes.effective();
     let exe = std::env::current_exe().context("locating this binary")?;
     let pods = match args.scenario {
-        Scenario::Sync => sizes.pods,
+        Scenario::Sync | Scenario::Metadata | Scenario::Namespaces => sizes.pods,
         Scenario::Watch => sizes.watch_pods,
         Scenario::Controller => 0,
     };
+    let namespaces = if args.scenario == Scenario::Namespaces {
+        sizes.namespaces
+    } else {
+        1
+    };
     if args.scenario == Scenario::Controller {
         for (i, side) in args.side.iter().enumerate() {
-            let mut server = Server::start(&exe, pods, i, &sizes)?;
+            let mut server = Server::start(&exe, pods, namespaces, i, &sizes)?;
             let result = run_side(
                 &exe,
                 args.scenario,
@@ -106,12 +118,12 @@ pub(crate) fn run(args: &CaseArgs) -> anyhow::Result<()> {
         }
         return Ok(());
     }
-    let mut server = Server::start(&exe, pods, 0, &sizes)?;
+    let mut server = Server::start(&exe, pods, namespaces, 0, &sizes)?;
     let mut result = Ok(());
     // The first client to sync after the preload ran about twice as slow as later ones, with
     // twice the CPU time, whichever side it was (the kernel settling memory the server's
     // preload left behind is charged to it). An unmeasured warm-up sync takes that hit.
-    if args.scenario == Scenario::Sync
+    if args.scenario != Scenario::Watch
         && let Some(first) = args.side.first()
     {
         eprintln!("  warm-up (not measured):");
@@ -173,6 +185,11 @@ fn run_side(
         .args(["--objects", &sizes.objects.to_string()])
         .args(["--concurrency", &sizes.concurrency.to_string()])
         .args(["--paced", &sizes.paced.to_string()])
+        .args(["--namespaces", &sizes.namespaces.to_string()])
+        .args([
+            "--watched-namespaces",
+            &sizes.watched_namespaces.to_string(),
+        ])
         .stdout(Stdio::piped());
     if !sizes.managed_fields {
         client.arg("--no-managed-fields");
@@ -278,5 +295,7 @@ fn scenario_arg(scenario: Scenario) -> &'static str {
         Scenario::Sync => "sync",
         Scenario::Watch => "watch",
         Scenario::Controller => "controller",
+        Scenario::Metadata => "metadata",
+        Scenario::Namespaces => "namespaces",
     }
 }

@@ -8,6 +8,24 @@ use serde_json::{Value, json};
 /// The namespace every benchmark object lives in.
 pub(crate) const NAMESPACE: &str = "default";
 
+/// The namespace of the `i`th preloaded Pod when the Pods are spread over `namespaces`
+/// namespaces: [`NAMESPACE`] for one, else `bench-<i mod namespaces>`.
+pub(crate) fn namespace_of(i: usize, namespaces: usize) -> String {
+    if namespaces <= 1 {
+        NAMESPACE.to_owned()
+    } else {
+        format!("bench-{}", i % namespaces)
+    }
+}
+
+/// How many of `pods` Pods spread over `namespaces` namespaces lie in the first `watched`.
+pub(crate) fn pods_in_first(pods: usize, namespaces: usize, watched: usize) -> usize {
+    if namespaces <= 1 {
+        return pods;
+    }
+    (0..pods).filter(|i| i % namespaces < watched).count()
+}
+
 /// The name of the `i`th preloaded Pod.
 pub(crate) fn pod_name(i: usize) -> String {
     format!("pod-{i:06}")
@@ -46,12 +64,12 @@ pub(crate) const OWNERS: usize = 50;
 
 /// The `j`th owning ReplicaSet. It exists on the server (created before the Pods), so the
 /// server's garbage collector leaves its Pods alone, as in a real cluster.
-pub(crate) fn replica_set(j: usize) -> anyhow::Result<ReplicaSet> {
+pub(crate) fn replica_set(j: usize, namespace: &str) -> anyhow::Result<ReplicaSet> {
     let app = format!("app-{j}");
     let value = json!({
         "apiVersion": "apps/v1",
         "kind": "ReplicaSet",
-        "metadata": {"name": format!("{app}-rs"), "namespace": NAMESPACE, "labels": {"app": app}},
+        "metadata": {"name": format!("{app}-rs"), "namespace": namespace, "labels": {"app": app}},
         "spec": {
             "replicas": 0,
             "selector": {"matchLabels": {"app": app}},
@@ -64,15 +82,16 @@ pub(crate) fn replica_set(j: usize) -> anyhow::Result<ReplicaSet> {
     Ok(serde_json::from_value(value)?)
 }
 
-/// The `i`th preloaded Pod as created (the server sets `status.phase: Pending` on create).
-pub(crate) fn pod(i: usize, owner_uids: &[String]) -> Pod {
+/// The `i`th preloaded Pod as created in `namespace` (the server sets `status.phase: Pending`
+/// on create).
+pub(crate) fn pod(i: usize, namespace: &str, owner_uids: &[String]) -> Pod {
     let app = format!("app-{}", i % 50);
     let value = json!({
         "apiVersion": "v1",
         "kind": "Pod",
         "metadata": {
             "name": pod_name(i),
-            "namespace": NAMESPACE,
+            "namespace": namespace,
             "labels": {
                 "app": app,
                 "app.kubernetes.io/name": app,

@@ -9,22 +9,27 @@ use std::time::Instant;
 use anyhow::Context;
 use futures::StreamExt;
 use k8s_openapi::api::apps::v1::ReplicaSet;
-use k8s_openapi::api::core::v1::Pod;
+use k8s_openapi::api::core::v1::{Namespace, Pod};
 use kube_client::api::{Api, Patch, PatchParams, PostParams};
 use rein_testenv::TestEnv;
 use tokio::io::{AsyncBufReadExt, BufReader};
 
 use crate::cli::ServeArgs;
-use crate::pods::{NAMESPACE, OWNERS, pod, pod_name, replica_set, status_patch};
+use crate::pods::{OWNERS, namespace_of, pod, pod_name, replica_set, status_patch};
 
 /// Requests in flight while preloading and updating.
 const IN_FLIGHT: usize = 64;
 
 pub(crate) async fn run(args: ServeArgs) -> anyhow::Result<()> {
     let env = TestEnv::start().await.context("starting rein-testenv")?;
-    let api: Api<Pod> = Api::namespaced(env.client(), NAMESPACE);
     let started = Instant::now();
-    preload(&api, env.client(), args.pods, args.managed_fields).await?;
+    preload(
+        env.client(),
+        args.pods,
+        args.namespaces,
+        args.managed_fields,
+    )
+    .await?;
     let load_secs = started.elapsed().as_secs_f64();
     env.clear_requests();
     if args.pods > 0 {
@@ -32,7 +37,8 @@ pub(crate) async fn run(args: ServeArgs) -> anyhow::Result<()> {
             .client()
             .request_text(
                 http::Request::get(format!(
-                    "/api/v1/namespaces/{NAMESPACE}/pods/{}",
+                    "/api/v1/namespaces/{}/pods/{}",
+                    namespace_of(0, args.namespaces),
                     pod_name(0)
                 ))
                 .body(Vec::new())?,
@@ -62,7 +68,7 @@ pub(crate) async fn run(args: ServeArgs) -> anyhow::Result<()> {
         };
         let n: usize = n.trim().parse().context("parsing the update count")?;
         let started = Instant::now();
-        update(&api, args.pods, generation, n).await?;
+        update(&env.client(), args.pods, args.namespaces, generation, n).await?;
         generation += n;
         println!("UPDATED {n} {:.3}", started.elapsed().as_secs_f64());
     }
@@ -79,33 +85,49 @@ const STATUS_WRITER: &str = "kubelet";
 /// The field manager of the watch case's label updates.
 const UPDATER: &str = "bench-writer";
 
-/// Creates the owning ReplicaSets, then `pods` Pods, and gives each Pod a running status.
+/// Creates the namespaces (more than one: `bench-0` …), the owning ReplicaSets in each, then
+/// `pods` Pods spread over the namespaces, and gives each Pod a running status.
 pub(crate) async fn preload(
-    api: &Api<Pod>,
     client: kube_client::Client,
     pods: usize,
+    namespaces: usize,
     managed_fields: bool,
 ) -> anyhow::Result<()> {
     let manager = |name: &str| managed_fields.then(|| name.to_owned());
-    let replica_sets: Api<ReplicaSet> = Api::namespaced(client, NAMESPACE);
-    let mut owner_uids = Vec::with_capacity(OWNERS);
-    for j in 0..OWNERS {
-        let created = replica_sets
-            .create(&PostParams::default(), &replica_set(j)?)
-            .await
-            .context("creating a ReplicaSet")?;
-        owner_uids.push(created.metadata.uid.context("a created ReplicaSet's uid")?);
+    let mut owner_uids = Vec::with_capacity(namespaces.max(1));
+    for n in 0..namespaces.max(1) {
+        let namespace = namespace_of(n, namespaces);
+        if namespaces > 1 {
+            let ns: Namespace =
+                serde_json::from_value(serde_json::json!({"metadata": {"name": namespace}}))?;
+            Api::<Namespace>::all(client.clone())
+                .create(&PostParams::default(), &ns)
+                .await
+                .context("creating a namespace")?;
+        }
+        let replica_sets: Api<ReplicaSet> = Api::namespaced(client.clone(), &namespace);
+        let mut uids = Vec::with_capacity(OWNERS);
+        for j in 0..OWNERS {
+            let created = replica_sets
+                .create(&PostParams::default(), &replica_set(j, &namespace)?)
+                .await
+                .context("creating a ReplicaSet")?;
+            uids.push(created.metadata.uid.context("a created ReplicaSet's uid")?);
+        }
+        owner_uids.push(uids);
     }
     let owner_uids = &owner_uids;
     let mut results = futures::stream::iter(0..pods)
         .map(|i| {
-            let api = api.clone();
+            let namespace = namespace_of(i, namespaces);
+            let api: Api<Pod> = Api::namespaced(client.clone(), &namespace);
             async move {
                 let create = PostParams {
                     field_manager: manager(CREATOR),
                     ..PostParams::default()
                 };
-                api.create(&create, &pod(i, owner_uids))
+                let owners = &owner_uids[i % owner_uids.len()];
+                api.create(&create, &pod(i, &namespace, owners))
                     .await
                     .context("creating a Pod")?;
                 api.patch_status(
@@ -129,11 +151,17 @@ pub(crate) async fn preload(
 }
 
 /// Issues `n` label updates, Pod after Pod, as fast as the server takes them.
-async fn update(api: &Api<Pod>, pods: usize, generation: usize, n: usize) -> anyhow::Result<()> {
+async fn update(
+    client: &kube_client::Client,
+    pods: usize,
+    namespaces: usize,
+    generation: usize,
+    n: usize,
+) -> anyhow::Result<()> {
     anyhow::ensure!(pods > 0, "no Pods to update");
     let mut results = futures::stream::iter(generation..generation + n)
         .map(|g| {
-            let api = api.clone();
+            let api: Api<Pod> = Api::namespaced(client.clone(), &namespace_of(g % pods, namespaces));
             async move {
                 let patch = serde_json::json!({"metadata": {"labels": {"bench-generation": g.to_string()}}});
                 let params = PatchParams {

@@ -25,7 +25,7 @@ pub(crate) async fn run(args: TestenvMemoryArgs) -> anyhow::Result<()> {
     let env = TestEnv::start().await.context("starting rein-testenv")?;
     let api: Api<Pod> = Api::namespaced(env.client(), NAMESPACE);
     let started = Instant::now();
-    preload(&api, env.client(), pods, true).await?;
+    preload(env.client(), pods, 1, true).await?;
     let load = started.elapsed().as_secs_f64();
     let loaded_rss = rss_mib();
     let note = format!("{pods} Pods with managedFields, 64 requests in flight");

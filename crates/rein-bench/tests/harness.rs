@@ -177,6 +177,43 @@ fn alike_sync_case_is_named_apart_and_caches_every_pod() {
 }
 
 #[test]
+fn metadata_only_case_caches_every_pod_on_every_side() {
+    for (flags, case) in [
+        (&[][..], "metadata-only"),
+        (&["--strip-managed-fields"][..], "metadata-only-alike"),
+    ] {
+        let mut scenario = vec!["metadata"];
+        scenario.extend_from_slice(flags);
+        let args = with_sides(&scenario, &INFORMER_SIDES);
+        let figures = run_case(&args.iter().map(String::as_str).collect::<Vec<_>>());
+        assert!(figures.iter().all(|f| f.case == case), "{case}");
+        for s in INFORMER_SIDES {
+            assert_eq!(value(&side(&figures, s), "objects cached"), 200.0, "{s}");
+        }
+    }
+}
+
+#[test]
+fn multi_namespace_case_caches_the_watched_namespaces_on_every_side() {
+    // 200 Pods over 4 namespaces, 50 in each: the first 2 hold 100.
+    let args = with_sides(
+        &[
+            "namespaces",
+            "--namespaces",
+            "4",
+            "--watched-namespaces",
+            "2",
+        ],
+        &INFORMER_SIDES,
+    );
+    let figures = run_case(&args.iter().map(String::as_str).collect::<Vec<_>>());
+    assert!(figures.iter().all(|f| f.case == "multi-namespace"));
+    for s in INFORMER_SIDES {
+        assert_eq!(value(&side(&figures, s), "objects cached"), 100.0, "{s}");
+    }
+}
+
+#[test]
 fn testenv_memory_loads_and_lists_every_pod() {
     let out = Command::new(env!("CARGO_BIN_EXE_rein-bench"))
         .args(["testenv-memory", "--pods", "100"])

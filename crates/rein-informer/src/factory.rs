@@ -110,6 +110,10 @@ impl InformerSpec {
             namespace: None,
             label_selector: non_empty(&self.label_selector),
             field_selector: non_empty(&self.field_selector),
+            skip_managed_fields: self
+                .transform
+                .as_ref()
+                .is_some_and(crate::transform::is_drop_managed_fields),
         };
         let namespaces = self.effective_namespaces();
         if !namespaced || namespaces.is_empty() {
@@ -482,4 +486,32 @@ struct Entry {
     /// The kind, for status reports.
     kind: GroupVersionKind,
     started: bool,
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use super::{InformerSpec, MetaTransform};
+
+    fn skips(transform: Option<MetaTransform>) -> Vec<bool> {
+        let spec = InformerSpec {
+            namespaces: Some(vec!["a".into(), "b".into()]),
+            transform,
+            ..InformerSpec::default()
+        };
+        spec.list_options(true)
+            .iter()
+            .map(|o| o.skip_managed_fields)
+            .collect()
+    }
+
+    #[test]
+    fn only_the_drop_managed_fields_transform_skips_them_while_decoding() {
+        assert_eq!(skips(Some(crate::drop_managed_fields())), [true, true]);
+        assert_eq!(skips(None), [false, false]);
+        // An equivalent closure is not recognised: it may read managedFields first.
+        let own: MetaTransform = Arc::new(|meta| meta.managed_fields = None);
+        assert_eq!(skips(Some(own)), [false, false]);
+    }
 }

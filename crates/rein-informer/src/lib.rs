@@ -33,6 +33,7 @@
 //! ```
 
 mod controller;
+mod decode;
 mod delta;
 mod error;
 mod factory;
@@ -51,6 +52,7 @@ mod transform;
 mod wait;
 
 pub use controller::{InformerController, InformerControllerConfig, ProcessDeltasFn};
+pub use decode::WithoutManagedFields;
 pub use delta::{DeletedObject, Delta, DeltaObject, DeltaType};
 pub use error::Error;
 pub use factory::{InformerSpec, MetaTransform, SharedInformerFactory, TweakListOptions};
@@ -75,5 +77,5 @@ pub use store::{
     CompactOptions, IndexFunc, Indexer, Indexers, KeyFunc, NAMESPACE_INDEX, StoreKind,
     namespace_index_func,
 };
-pub use transform::strip_managed_fields;
+pub use transform::{drop_managed_fields, strip_managed_fields};
 pub use wait::{HasSynced, SYNC_POLL_INTERVAL, SyncedSignal, wait_for_cache_sync};

@@ -11,6 +11,8 @@ use kube_client::core::{ObjectList, WatchEvent};
 use kube_client::{Client, Resource};
 use serde::de::DeserializeOwned;
 
+use crate::decode::WithoutManagedFields;
+
 /// A stream of watch events.
 pub type WatchStream<K> = BoxStream<'static, Result<WatchEvent<K>, kube_client::Error>>;
 
@@ -64,6 +66,10 @@ pub struct ListWatchOptions {
     pub label_selector: Option<String>,
     /// Field selector in Kubernetes syntax.
     pub field_selector: Option<String>,
+    /// Decode objects without `metadata.managedFields`: the JSON is passed over, never built
+    /// ([`WithoutManagedFields`]). For caches that drop them anyway; a shared informer factory
+    /// sets it when the kind's transform is [`drop_managed_fields`](crate::drop_managed_fields).
+    pub skip_managed_fields: bool,
 }
 
 /// A [`ListerWatcher`] that talks to the API server through a `kube_client::Client`.
@@ -131,7 +137,19 @@ where
             self.request.list(&params)
         }
         .map_err(build_error)?;
-        let list = self.client.request::<ObjectList<K>>(req).await?;
+        let list = if self.options.skip_managed_fields {
+            let list = self
+                .client
+                .request::<ObjectList<WithoutManagedFields<K>>>(req)
+                .await?;
+            ObjectList {
+                types: list.types,
+                metadata: list.metadata,
+                items: list.items.into_iter().map(|o| o.0).collect(),
+            }
+        } else {
+            self.client.request::<ObjectList<K>>(req).await?
+        };
         Ok(ListPage {
             items: list.items,
             resource_version: list.metadata.resource_version.unwrap_or_default(),
@@ -153,11 +171,29 @@ where
             self.request.watch(&params, resource_version)
         }
         .map_err(build_error)?;
+        if self.options.skip_managed_fields {
+            let stream = self
+                .client
+                .request_events::<WithoutManagedFields<K>>(req)
+                .await?;
+            return Ok(stream.map(|event| event.map(unwrap_event)).boxed());
+        }
         let stream = self.client.request_events::<K>(req).await?;
         Ok(stream.boxed())
     }
 
     fn compact(&self, obj: K) -> K {
         obj.clone()
+    }
+}
+
+/// A watch event of an object decoded without its managedFields, as one of the object.
+fn unwrap_event<K>(event: WatchEvent<WithoutManagedFields<K>>) -> WatchEvent<K> {
+    match event {
+        WatchEvent::Added(o) => WatchEvent::Added(o.0),
+        WatchEvent::Modified(o) => WatchEvent::Modified(o.0),
+        WatchEvent::Deleted(o) => WatchEvent::Deleted(o.0),
+        WatchEvent::Bookmark(b) => WatchEvent::Bookmark(b),
+        WatchEvent::Error(e) => WatchEvent::Error(e),
     }
 }

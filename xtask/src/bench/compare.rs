@@ -18,9 +18,13 @@ const COUNTS: [&str; 3] = [
 ];
 
 /// The order of cases and metrics in the table and chart (unknown ones last).
-const CASES: [&str; 10] = [
+const CASES: [&str; 14] = [
     "initial-sync",
     "initial-sync-alike",
+    "metadata-only",
+    "metadata-only-alike",
+    "multi-namespace",
+    "multi-namespace-alike",
     "watch",
     "watch-alike",
     "watch-backlog",
@@ -30,7 +34,7 @@ const CASES: [&str; 10] = [
     "controller-paced-c1",
     "controller-paced-c16",
 ];
-const METRICS: [&str; 13] = [
+const METRICS: [&str; 14] = [
     "time to synced",
     "events per second",
     "events per CPU-second",
@@ -42,9 +46,14 @@ const METRICS: [&str; 13] = [
     "latency p99",
     "latency p99 to informer notification",
     "peak RSS",
+    FULL_OBJECTS_PEAK,
     "RSS after sync",
     "CPU time",
 ];
+
+/// The metadata-only case's row comparing rein's metadata-only peak RSS with kube-runtime's
+/// full-object cache (its `initial-sync` default: the same Pods), the issue's aim for it.
+const FULL_OBJECTS_PEAK: &str = "peak RSS vs kube-runtime's full-object default";
 
 fn rank(order: &[&str], name: &str) -> usize {
     order.iter().position(|n| *n == name).unwrap_or(order.len())
@@ -131,11 +140,17 @@ fn ratio(a: f64, b: f64) -> Option<f64> {
 /// live `watch` rate is bounded by the writer and shown for information). Latency is judged
 /// on what the issue names, event → reconcile, with the server below saturation
 /// (`controller-paced-c16`, `arrival latency p99`); the burst's create → reconcile figures
-/// measure the server's queue and are shown for information.
+/// measure the server's queue and are shown for information. A metadata-only cache: peak RSS
+/// ≤ 0.1× kube-runtime's full-object default (a row of its own); against kube-runtime's own
+/// metadata watcher, and for the multi-namespace cases, shown for information.
 fn aim(case: &str, metric: &str) -> Aim {
     match (case, metric) {
         ("initial-sync", "peak RSS") => Aim::RatioAtMost(0.35),
         ("initial-sync-alike", "peak RSS") => Aim::RatioAtMost(0.8),
+        ("metadata-only", FULL_OBJECTS_PEAK) => Aim::RatioAtMost(0.1),
+        (c, "peak RSS") if c.starts_with("metadata-only") || c.starts_with("multi-namespace") => {
+            Aim::None
+        }
         (_, "peak RSS") => Aim::RatioAtMost(0.7),
         ("initial-sync", "time to synced") => Aim::RatioAtMost(0.6),
         ("watch-backlog", "events per second") => Aim::RatioAtLeast(1.5),
@@ -186,9 +201,27 @@ pub(crate) fn rows(figures: &[Figure]) -> (Vec<Row>, bool) {
         }
     }
     let complete = counts.values().all(|v| v.windows(2).all(|w| w[0] == w[1]));
+    let full_objects = full_objects_row(&rows);
     let mut rows: Vec<Row> = order.into_iter().filter_map(|k| rows.remove(&k)).collect();
+    rows.extend(full_objects);
     rows.sort_by_key(|r| (rank(&CASES, &r.case), rank(&METRICS, &r.metric)));
     (rows, complete)
+}
+
+/// rein's metadata-only peak RSS against kube-runtime's full-object default, when both ran.
+fn full_objects_row(rows: &BTreeMap<(String, String), Row>) -> Option<Row> {
+    let row = |case: &str| rows.get(&(case.to_owned(), "peak RSS".to_owned()));
+    let metadata = row("metadata-only")?;
+    let full = row("initial-sync")?;
+    Some(Row {
+        case: metadata.case.clone(),
+        metric: FULL_OBJECTS_PEAK.to_owned(),
+        unit: metadata.unit.clone(),
+        rein: metadata.rein,
+        kube: full.kube,
+        kube_streaming: full.kube_streaming,
+        aim: aim(&metadata.case, FULL_OBJECTS_PEAK),
+    })
 }
 
 #[cfg(test)]
@@ -218,5 +251,32 @@ mod tests {
         assert!(rows[1].higher_is_better());
         assert_eq!(rows[2].met(), Some(true));
         assert_eq!(rows[2].ratio(), None);
+    }
+
+    #[test]
+    fn metadata_only_is_also_compared_with_full_objects() {
+        let lines = [
+            "BENCH|side-by-side|initial-sync/peak RSS/rein|300|MiB|",
+            "BENCH|side-by-side|initial-sync/peak RSS/kube-runtime|1000|MiB|",
+            "BENCH|side-by-side|metadata-only/peak RSS/rein|50|MiB|",
+            "BENCH|side-by-side|metadata-only/peak RSS/kube-runtime|100|MiB|",
+        ];
+        let figures: Vec<Figure> = lines.iter().filter_map(|l| parse_figure(l)).collect();
+        let (rows, _) = rows(&figures);
+        let metrics: Vec<(&str, &str)> = rows
+            .iter()
+            .map(|r| (r.case.as_str(), r.metric.as_str()))
+            .collect();
+        assert_eq!(
+            metrics,
+            [
+                ("initial-sync", "peak RSS"),
+                ("metadata-only", "peak RSS"),
+                ("metadata-only", FULL_OBJECTS_PEAK),
+            ]
+        );
+        assert_eq!(rows[1].met(), None);
+        assert_eq!(rows[2].ratio(), Some(0.05));
+        assert_eq!(rows[2].met(), Some(true));
     }
 }

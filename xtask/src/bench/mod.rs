@@ -32,7 +32,10 @@ const USAGE: &str = "\
 usage: cargo xtask bench [--quick] [--only crates|sidebyside] [--reps N] [-- BENCH FILTER…]
   --quick       small side-by-side sizes, one repetition (a smoke run)
   --only PART   run only the per-crate benches or only the side-by-side harness
-  --reps N      side-by-side repetitions (median reported; default 2, 1 with --quick)";
+  --reps N      side-by-side repetitions (median reported; default 2, 1 with --quick)
+  FILTER…       per-crate: passed to the bench targets; side-by-side: run only the runs whose
+                label contains one (e.g. metadata-only, multi-namespace, \"initial sync\"),
+                keeping the saved figures of the other cases";
 
 /// Parsed `cargo xtask bench` arguments.
 #[derive(Debug)]
@@ -99,8 +102,12 @@ pub(crate) fn run(args: &[String]) -> anyhow::Result<()> {
         save(&saved.join("crates.txt"), &figures, &command_line)?;
     }
     if options.sidebyside {
-        let figures = side_by_side(&root, &target, &options)?;
-        save(&saved.join("sidebyside.txt"), &figures, &command_line)?;
+        let mut figures = side_by_side(&root, &target, &options)?;
+        let path = saved.join("sidebyside.txt");
+        if !options.filter.is_empty() {
+            figures = sidebyside::merge(load(&path), figures);
+        }
+        save(&path, &figures, &command_line)?;
     }
 
     let mut sources = Vec::new();
@@ -190,11 +197,11 @@ fn side_by_side(root: &Path, target: &Path, options: &Options) -> anyhow::Result
         .context("building rein-bench")?;
     anyhow::ensure!(status.success(), "building rein-bench failed: {status}");
     let exe = target.join("release").join("rein-bench");
-    let total = sidebyside::runs(options.quick, 0).len() * options.reps;
+    let total = sidebyside::runs(options.quick, 0, &options.filter).len() * options.reps;
     let mut all = Vec::new();
     let mut done = 0;
     for rep in 1..=options.reps {
-        for run in &sidebyside::runs(options.quick, rep - 1) {
+        for run in &sidebyside::runs(options.quick, rep - 1, &options.filter) {
             done += 1;
             eprintln!(
                 "[{done}/{total}] {} (repetition {rep}/{}) …",

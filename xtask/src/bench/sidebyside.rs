@@ -27,10 +27,12 @@ pub(crate) struct Run {
 /// `<case>-alike`.
 const ALIKE: &str = "--strip-managed-fields";
 
-/// Every run of one repetition, in order. Sides within a run share one server (sync, watch);
-/// their order rotates with `rep` so no side always goes first. The sync and watch cases run
-/// twice: both sides in their default configuration, then configured alike.
-pub(crate) fn runs(quick: bool, rep: usize) -> Vec<Run> {
+/// Every run of one repetition, in order, keeping those whose label contains one of `filter`
+/// (all when it is empty). Sides within a run share one server (sync, watch, metadata-only,
+/// multi-namespace); their order rotates with `rep` so no side always goes first. The
+/// informer cases run twice: both sides in their default configuration, then configured
+/// alike.
+pub(crate) fn runs(quick: bool, rep: usize, filter: &[String]) -> Vec<Run> {
     let mut runs = Vec::new();
     let mut push = |label: &str, scenario: &[&str], sides: &[&str]| {
         let mut sides = sides.to_vec();
@@ -56,6 +58,22 @@ pub(crate) fn runs(quick: bool, rep: usize) -> Vec<Run> {
     let all = ["rein", "kube-runtime", "kube-runtime-streaming"];
     push("initial sync", &["sync"], &all);
     push("initial sync, configured alike", &["sync", ALIKE], &all);
+    push("metadata-only initial sync", &["metadata"], &all);
+    push(
+        "metadata-only initial sync, configured alike",
+        &["metadata", ALIKE],
+        &all,
+    );
+    push(
+        "multi-namespace initial sync, 3 of 10 namespaces",
+        &["namespaces"],
+        &all,
+    );
+    push(
+        "multi-namespace initial sync, 3 of 10 namespaces, configured alike",
+        &["namespaces", ALIKE],
+        &all,
+    );
     push("watch throughput", &["watch"], &all);
     push(
         "watch throughput, configured alike",
@@ -97,7 +115,25 @@ pub(crate) fn runs(quick: bool, rep: usize) -> Vec<Run> {
             &["rein", "kube-runtime"],
         );
     }
+    runs.retain(|r| filter.is_empty() || filter.iter().any(|f| r.label.contains(f.as_str())));
     runs
+}
+
+/// The figures of a filtered run merged into the saved ones: every case the new figures
+/// cover is replaced whole; the other cases keep their saved figures.
+pub(crate) fn merge(saved: Vec<Figure>, new: Vec<Figure>) -> Vec<Figure> {
+    let rerun: std::collections::BTreeSet<String> = new
+        .iter()
+        .filter_map(|f| f.side_key().map(|(case, _, _)| case.to_owned()))
+        .collect();
+    saved
+        .into_iter()
+        .filter(|f| {
+            f.side_key()
+                .is_none_or(|(case, _, _)| !rerun.contains(case))
+        })
+        .chain(new)
+        .collect()
 }
 
 /// Runs `exe <args>` and returns its figures; its stderr passes through.
@@ -142,4 +178,32 @@ pub(crate) fn medians(all: &[Figure]) -> Vec<Figure> {
             f
         })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_filter_keeps_the_runs_it_names() {
+        let all = runs(false, 0, &[]);
+        let some = runs(false, 0, &["metadata-only".to_owned()]);
+        assert!(all.len() > some.len());
+        assert_eq!(some.len(), 2);
+        assert!(some.iter().all(|r| r.args[1] == "metadata"));
+    }
+
+    #[test]
+    fn a_filtered_run_replaces_only_the_cases_it_ran() {
+        let parse = |lines: &[&str]| -> Vec<Figure> {
+            lines.iter().filter_map(|l| parse_figure(l)).collect()
+        };
+        let saved = parse(&[
+            "BENCH|side-by-side|initial-sync/peak RSS/rein|600|MiB|",
+            "BENCH|side-by-side|metadata-only/peak RSS/rein|90|MiB|",
+        ]);
+        let new = parse(&["BENCH|side-by-side|metadata-only/peak RSS/rein|77|MiB|"]);
+        let merged: Vec<String> = merge(saved, new).iter().map(|f| f.value.clone()).collect();
+        assert_eq!(merged, ["600", "77"]);
+    }
 }

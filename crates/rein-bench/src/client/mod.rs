@@ -26,8 +26,9 @@ pub(crate) async fn run(args: ClientArgs) -> anyhow::Result<()> {
         side: args.side,
     };
     match args.scenario {
-        Scenario::Sync => informer::run(client, &report, &sizes, None).await,
-        Scenario::Watch => informer::run(client, &report, &sizes, Some(sizes.updates)).await,
+        Scenario::Sync | Scenario::Watch | Scenario::Metadata | Scenario::Namespaces => {
+            informer::run(client, &report, &sizes, args.scenario).await
+        }
         Scenario::Controller => {
             anyhow::ensure!(
                 args.side != Side::KubeRuntimeStreaming,

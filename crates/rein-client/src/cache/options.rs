@@ -3,10 +3,8 @@
 
 use std::collections::HashMap;
 use std::fmt;
-use std::sync::Arc;
 use std::time::Duration;
 
-use kube_client::core::ObjectMeta;
 use rein_informer::{InformerSpec, MetaTransform, StoreKind};
 use rein_scheme::{GroupVersionKind, fields, labels};
 
@@ -202,7 +200,9 @@ fn non_empty(namespaces: &[String]) -> Option<Vec<String>> {
     (!namespaces.is_empty()).then(|| namespaces.to_vec())
 }
 
-/// The transform controller-runtime recommends: drop `metadata.managedFields`.
+/// The transform controller-runtime recommends: drop `metadata.managedFields`. It is
+/// rein-informer's [`drop_managed_fields`](rein_informer::drop_managed_fields), so the
+/// informers also skip managedFields while decoding: they are never built.
 pub fn strip_managed_fields() -> Transform {
-    Arc::new(|meta: &mut ObjectMeta| meta.managed_fields = None)
+    rein_informer::drop_managed_fields()
 }
