@@ -1,3 +1,6 @@
+//! Canonical form: Go struct order, empty structs and zero fields, omitempty drops, and the
+//! kinds without a generated table.
+
 use serde_json::json;
 
 use super::*;

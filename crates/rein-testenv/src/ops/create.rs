@@ -246,7 +246,8 @@ fn prepare_status(target: Target<'_>, obj: &mut Value, name: &str) {
         }
         return;
     }
-    if !def.status {
+    // Nodes may set every field on create, status included (kube's node strategy).
+    if !def.status || (def.group.is_empty() && def.plural == "nodes") {
         return;
     }
     if def.group.is_empty() && def.plural == "pods" {

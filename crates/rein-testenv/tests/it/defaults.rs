@@ -590,3 +590,28 @@ async fn claims_policies_and_bindings_get_their_defaults() {
         json!({"clientIP": {"timeoutSeconds": 10800}})
     );
 }
+
+/// A Node keeps the status it is created with (kube's node strategy lets a kubelet register
+/// with its status in one write), with `allocatable` defaulted from `capacity`.
+#[tokio::test]
+async fn a_node_is_created_with_its_status() {
+    let env = TestEnv::start().await.expect("starts");
+    let client = env.client();
+    let body = json!({"apiVersion": "v1", "kind": "Node", "metadata": {"name": "n1"},
+        "status": {"capacity": {"cpu": "4", "memory": "8Gi"},
+                   "conditions": [{"type": "Ready", "status": "True"}]}});
+    let request = http::Request::post("/api/v1/nodes")
+        .header("content-type", "application/json")
+        .body(serde_json::to_vec(&body).expect("serialises"))
+        .expect("request");
+    let created: Value = client.request(request).await.expect("creates");
+    assert_eq!(
+        created["status"]["capacity"],
+        json!({"cpu": "4", "memory": "8Gi"})
+    );
+    assert_eq!(
+        created["status"]["allocatable"],
+        json!({"cpu": "4", "memory": "8Gi"})
+    );
+    assert_eq!(created["status"]["conditions"][0]["type"], "Ready");
+}
