@@ -84,6 +84,33 @@ async fn done_of_an_unknown_or_waiting_item_is_harmless() {
 }
 
 #[tokio::test(start_paused = true)]
+async fn an_item_queued_again_by_done_is_waiting_not_processing() {
+    // `done` queues a re-added item again at the back: from then on it counts as waiting (a
+    // stray `done` is harmless, adds collapse into it), and once handed out again it is
+    // processing (an add then waits for its `done`).
+    let queue = Queue::new();
+    queue.add("a");
+    queue.add("b");
+    let a = queue.get().await.unwrap();
+    queue.add("a");
+    queue.done(&a);
+    queue.done(&"a"); // waiting again, not processing: no effect
+    queue.add("a");
+    assert_eq!(queue.len(), 2);
+    assert_eq!(queue.get().await, Some("b"));
+    assert_eq!(queue.get().await, Some("a"));
+    queue.add("a");
+    queue.add("a");
+    assert_eq!(queue.len(), 0);
+    queue.done(&"a");
+    assert_eq!(queue.len(), 1);
+    assert_eq!(queue.get().await, Some("a"));
+    queue.done(&"a");
+    queue.done(&"b");
+    assert!(get_blocks(&queue).await);
+}
+
+#[tokio::test(start_paused = true)]
 async fn waiting_getter_is_woken_by_add() {
     let queue = Queue::new();
     let getter = tokio::spawn({
