@@ -44,6 +44,7 @@ mod quota;
 mod rbac;
 mod representations;
 mod serviceaccount_admission;
+mod subresource_admission;
 mod sweep;
 mod tables;
 mod validation;

@@ -14,11 +14,14 @@ mod finalize;
 
 use std::sync::Arc;
 
+use bytes::Bytes;
+
 use http::Method;
 use serde_json::{Value, json};
 
 use super::body::{self, Body};
 use super::objects::Ctx;
+use super::query::Query;
 use crate::admission::{self, Attributes, Operation};
 use crate::resources::ResourceDef;
 use crate::status::ApiError;
@@ -49,40 +52,37 @@ pub(super) fn serves(def: &ResourceDef, sub: &str) -> bool {
 pub(super) async fn handle(ctx: &Ctx<'_>, method: &Method, raw_query: Option<&str>) -> Response {
     let name = ctx.path.name.as_deref().unwrap_or_default();
     let sub = ctx.path.subresource.as_deref().unwrap_or_default();
-    // The object a create on `eviction` or `binding` posts goes through the admission
-    // webhooks first, as kube-apiserver's create handler sends it.
-    let mut warnings = Vec::new();
-    let admitted = match (sub, method) {
-        ("eviction" | "binding", &Method::POST) => match admit_create(ctx, name, sub).await {
-            Ok((object, w)) => {
-                warnings = w;
-                Some(object)
-            }
-            Err(e) => return body::error(&e),
-        },
-        _ => None,
-    };
     let answer = match (sub, method) {
         ("log", &Method::GET) => return connect::log(ctx, name, raw_query),
         ("exec" | "attach" | "portforward", &Method::GET | &Method::POST) => {
-            connect::stream(ctx, name, sub, raw_query)
+            Outcome::plain(connect::stream(ctx, name, sub, raw_query))
         }
-        ("eviction", &Method::POST) => eviction::create(ctx, name, admitted),
-        ("binding", &Method::POST) => binding::create(ctx, name, admitted),
-        ("ephemeralcontainers", &Method::GET) => ephemeral::get(ctx, name),
-        ("ephemeralcontainers", &Method::PUT) => ephemeral::update(ctx, name, None),
-        ("ephemeralcontainers", &Method::PATCH) => ephemeral::update(ctx, name, Some(())),
-        ("finalize", &Method::PUT) => finalize::update(ctx, name),
-        ("approval", &Method::GET) => approval::get(ctx, name),
-        ("approval", &Method::PUT) => approval::update(ctx, name, None),
-        ("approval", &Method::PATCH) => approval::update(ctx, name, Some(())),
-        _ => Err(ApiError::method_not_allowed()),
+        // The object a create on `eviction` or `binding` posts goes through the admission
+        // webhooks first, as kube-apiserver's create handler sends it.
+        ("eviction" | "binding", &Method::POST) => match admit_create(ctx, name, sub).await {
+            Ok((object, warnings)) => Outcome {
+                answer: match sub {
+                    "eviction" => eviction::create(ctx, name, Some(object)),
+                    _ => binding::create(ctx, name, Some(object)),
+                },
+                warnings,
+            },
+            Err(e) => Outcome::plain(Err(e)),
+        },
+        ("ephemeralcontainers" | "approval", &Method::GET) => {
+            Outcome::plain(current(ctx, name).map(|obj| (200, Value::clone(&obj))))
+        }
+        ("ephemeralcontainers" | "approval", &Method::PUT | &Method::PATCH)
+        | ("finalize", &Method::PUT) => {
+            update_admitted(ctx, name, sub, method == Method::PATCH).await
+        }
+        _ => Outcome::plain(Err(ApiError::method_not_allowed())),
     };
-    let mut resp = match answer {
+    let mut resp = match answer.answer {
         Ok((code, value)) => body::json(code, &value),
         Err(e) => body::error(&e),
     };
-    for w in warnings {
+    for w in answer.warnings {
         if let Ok(v) = http::HeaderValue::from_str(&format!(
             "299 - {}",
             serde_json::to_string(&w).unwrap_or_default()
@@ -91,6 +91,106 @@ pub(super) async fn handle(ctx: &Ctx<'_>, method: &Method, raw_query: Option<&st
         }
     }
     resp
+}
+
+/// A handler's answer with the admission webhooks' warnings.
+struct Outcome {
+    answer: Result<(u16, Value), ApiError>,
+    warnings: Vec<String>,
+}
+
+impl Outcome {
+    /// An answer no webhook saw.
+    fn plain(answer: Result<(u16, Value), ApiError>) -> Outcome {
+        Outcome {
+            answer,
+            warnings: Vec::new(),
+        }
+    }
+}
+
+/// How often an admitted update is tried again when the object changed under the webhooks.
+const CONFLICT_RETRIES: usize = 5;
+
+/// An update (PUT, or PATCH when `patch`) of `sub` (`ephemeralcontainers`, `finalize` or
+/// `approval`), through the admission webhooks whose rules match an update of `sub`: as
+/// kube-apiserver's update handler, the webhooks see the object the update would store (with
+/// the stored one as `oldObject`), and the object they admit is what is written. A change by
+/// another client in between starts the update again, as `GuaranteedUpdate` does.
+async fn update_admitted(ctx: &Ctx<'_>, name: &str, sub: &str, patch: bool) -> Outcome {
+    let attrs = Attributes::new(
+        &ctx.path.def,
+        &ctx.path.version,
+        Some(sub),
+        Operation::Update,
+        ctx.path.namespace.as_deref(),
+        name,
+        ctx.q.dry_run,
+    );
+    if !admission::wanted(&ctx.state.store, &attrs) {
+        return Outcome::plain(update(ctx, name, sub, patch));
+    }
+    let mut attempts = 0;
+    loop {
+        let old = match current(ctx, name) {
+            Ok(old) => old,
+            Err(e) => return Outcome::plain(Err(e)),
+        };
+        let dry_q = Query {
+            dry_run: true,
+            dry_run_values: vec!["All".to_string()],
+            ..ctx.q.clone()
+        };
+        let built = match update(
+            &ctx.with(&dry_q, ctx.bytes, ctx.content_type, false),
+            name,
+            sub,
+            patch,
+        ) {
+            Ok((_, built)) => built,
+            Err(e) => return Outcome::plain(Err(e)),
+        };
+        let admitted = match admission::admit(
+            &ctx.state.store,
+            &ctx.state.webhook_services,
+            &attrs,
+            Some(&old),
+            Some(built),
+        )
+        .await
+        {
+            Ok(admitted) => admitted,
+            Err(e) => return Outcome::plain(Err(e)),
+        };
+        // The admitted object is written as a PUT of it, carrying the resourceVersion the
+        // webhooks saw.
+        let bytes = Bytes::from(
+            serde_json::to_vec(&admitted.object.unwrap_or_default()).unwrap_or_default(),
+        );
+        match update(
+            &ctx.with(ctx.q, &bytes, "application/json", false),
+            name,
+            sub,
+            false,
+        ) {
+            Err(e) if e.code == 409 && attempts < CONFLICT_RETRIES => attempts += 1,
+            answer => {
+                return Outcome {
+                    answer,
+                    warnings: admitted.warnings,
+                };
+            }
+        }
+    }
+}
+
+/// The update of `sub` without admission webhooks.
+fn update(ctx: &Ctx<'_>, name: &str, sub: &str, patch: bool) -> Result<(u16, Value), ApiError> {
+    match sub {
+        "ephemeralcontainers" => ephemeral::update(ctx, name, patch),
+        "approval" => approval::update(ctx, name, patch),
+        _ => finalize::update(ctx, name),
+    }
 }
 
 /// The posted object after the admission webhooks whose rules match a create on `sub`
@@ -146,6 +246,33 @@ fn created_status() -> (u16, Value) {
 fn current(ctx: &Ctx<'_>, name: &str) -> Result<Arc<Value>, ApiError> {
     ctx.current(name)
         .ok_or_else(|| ApiError::not_found(&ctx.path.def, name))
+}
+
+/// The object a create posts: the one admission returned, else the body as sent.
+fn posted(ctx: &Ctx<'_>, admitted: Option<Value>) -> Result<Value, ApiError> {
+    crate::server::options::check_write("CreateOptions", ctx.q)?;
+    match admitted {
+        Some(object) => Ok(object),
+        None => decode_object(ctx),
+    }
+}
+
+/// The body of a PUT (`patch` false) of a subresource that writes the stored `old`, or the
+/// PATCH (not apply) applied to `old`.
+fn update_body(
+    ctx: &Ctx<'_>,
+    old: &Value,
+    gvk: &crate::patch::Gvk,
+    patch: bool,
+) -> Result<Value, ApiError> {
+    if !patch {
+        crate::server::options::check_write("UpdateOptions", ctx.q)?;
+        return decode_object(ctx);
+    }
+    let patch_type = crate::server::options::patch_type(ctx.content_type, ctx.q, gvk, |t| {
+        t != crate::patch::PatchType::Apply
+    })?;
+    Ok(crate::patch::apply_patch(patch_type, old, ctx.bytes, gvk)?)
 }
 
 /// The request body decoded (JSON, YAML or protobuf), which must be an object.
