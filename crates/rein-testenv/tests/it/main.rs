@@ -43,6 +43,7 @@ mod protocol;
 mod quota;
 mod rbac;
 mod representations;
+mod root_paths;
 mod serviceaccount_admission;
 mod subresource_admission;
 mod sweep;

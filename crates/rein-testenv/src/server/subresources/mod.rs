@@ -118,15 +118,7 @@ const CONFLICT_RETRIES: usize = 5;
 /// the stored one as `oldObject`), and the object they admit is what is written. A change by
 /// another client in between starts the update again, as `GuaranteedUpdate` does.
 async fn update_admitted(ctx: &Ctx<'_>, name: &str, sub: &str, patch: bool) -> Outcome {
-    let attrs = Attributes::new(
-        &ctx.path.def,
-        &ctx.path.version,
-        Some(sub),
-        Operation::Update,
-        ctx.path.namespace.as_deref(),
-        name,
-        ctx.q.dry_run,
-    );
+    let attrs = attributes(ctx, Operation::Update, name, sub);
     if !admission::wanted(&ctx.state.store, &attrs) {
         return Outcome::plain(update(ctx, name, sub, patch));
     }
@@ -201,15 +193,7 @@ async fn admit_create(
     sub: &str,
 ) -> Result<(Value, Vec<String>), ApiError> {
     let object = decode_object(ctx)?;
-    let attrs = Attributes::new(
-        &ctx.path.def,
-        &ctx.path.version,
-        Some(sub),
-        Operation::Create,
-        ctx.path.namespace.as_deref(),
-        name,
-        ctx.q.dry_run,
-    );
+    let attrs = attributes(ctx, Operation::Create, name, sub);
     if !admission::wanted(&ctx.state.store, &attrs) {
         return Ok((object, Vec::new()));
     }
@@ -246,6 +230,19 @@ fn created_status() -> (u16, Value) {
 fn current(ctx: &Ctx<'_>, name: &str) -> Result<Arc<Value>, ApiError> {
     ctx.current(name)
         .ok_or_else(|| ApiError::not_found(&ctx.path.def, name))
+}
+
+/// The admission attributes of an `operation` on `sub` of `name`.
+fn attributes(ctx: &Ctx<'_>, operation: Operation, name: &str, sub: &str) -> Attributes {
+    Attributes::new(
+        &ctx.path.def,
+        &ctx.path.version,
+        Some(sub),
+        operation,
+        ctx.path.namespace.as_deref(),
+        name,
+        ctx.q.dry_run,
+    )
 }
 
 /// The object a create posts: the one admission returned, else the body as sent.
