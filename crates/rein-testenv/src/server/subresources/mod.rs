@@ -59,7 +59,7 @@ pub(super) async fn handle(ctx: &Ctx<'_>, method: &Method, raw_query: Option<&st
         }
         // The object a create on `eviction` or `binding` posts goes through the admission
         // webhooks first, as kube-apiserver's create handler sends it.
-        ("eviction" | "binding", &Method::POST) => match admit_create(ctx, name, sub).await {
+        ("eviction" | "binding", &Method::POST) => match admit_create(ctx, name, Some(sub)).await {
             Ok((object, warnings)) => Outcome {
                 answer: match sub {
                     "eviction" => eviction::create(ctx, name, Some(object)),
@@ -78,11 +78,16 @@ pub(super) async fn handle(ctx: &Ctx<'_>, method: &Method, raw_query: Option<&st
         }
         _ => Outcome::plain(Err(ApiError::method_not_allowed())),
     };
-    let mut resp = match answer.answer {
+    respond(answer)
+}
+
+/// The response to an [`Outcome`]: the answer, with a `Warning` header per webhook warning.
+fn respond(outcome: Outcome) -> Response {
+    let mut resp = match outcome.answer {
         Ok((code, value)) => body::json(code, &value),
         Err(e) => body::error(&e),
     };
-    for w in answer.warnings {
+    for w in outcome.warnings {
         if let Ok(v) = http::HeaderValue::from_str(&format!(
             "299 - {}",
             serde_json::to_string(&w).unwrap_or_default()
@@ -91,6 +96,49 @@ pub(super) async fn handle(ctx: &Ctx<'_>, method: &Method, raw_query: Option<&st
         }
     }
     resp
+}
+
+/// Whether `def` is the legacy `v1/bindings`, a create-only resource that binds the Pod its
+/// Binding names, as `pods/{name}/binding` does.
+pub(super) fn is_legacy_binding(def: &ResourceDef) -> bool {
+    !def.custom && def.group.is_empty() && def.plural == "bindings"
+}
+
+/// Answers a request on `v1/bindings` (kube-apiserver's `LegacyBindingREST`): a POST to the
+/// collection goes through admission as a create of `bindings` (no subresource), then binds
+/// the Pod named by the Binding's `metadata.name` (the caller answers 405 to anything else).
+pub(super) async fn legacy_binding(ctx: &Ctx<'_>) -> Response {
+    let binding = match decode_object(ctx) {
+        Ok(binding) => binding,
+        Err(e) => return body::error(&e),
+    };
+    let name = crate::ops::meta::meta_str(&binding, "name")
+        .unwrap_or_default()
+        .to_string();
+    let (object, warnings) = match admit_create(ctx, &name, None).await {
+        Ok(admitted) => admitted,
+        Err(e) => return body::error(&e),
+    };
+    let pods = ctx.state.catalogue.get(&crate::resources::ResKey {
+        group: String::new(),
+        plural: "pods".into(),
+    });
+    let Some(def) = pods else {
+        return body::error(&ApiError::no_route());
+    };
+    let path = super::route::ResourcePath {
+        def,
+        version: ctx.path.version.clone(),
+        namespace: ctx.path.namespace.clone(),
+        name: Some(name.clone()),
+        subresource: Some("binding".into()),
+        watch_prefix: false,
+    };
+    let on_pod = ctx.at(&path, ctx.q, ctx.bytes, ctx.content_type, false);
+    respond(Outcome {
+        answer: binding::create(&on_pod, &name, Some(object)),
+        warnings,
+    })
 }
 
 /// A handler's answer with the admission webhooks' warnings.
@@ -118,7 +166,7 @@ const CONFLICT_RETRIES: usize = 5;
 /// the stored one as `oldObject`), and the object they admit is what is written. A change by
 /// another client in between starts the update again, as `GuaranteedUpdate` does.
 async fn update_admitted(ctx: &Ctx<'_>, name: &str, sub: &str, patch: bool) -> Outcome {
-    let attrs = attributes(ctx, Operation::Update, name, sub);
+    let attrs = attributes(ctx, Operation::Update, name, Some(sub));
     if !admission::wanted(&ctx.state.store, &attrs) {
         return Outcome::plain(update(ctx, name, sub, patch));
     }
@@ -190,7 +238,7 @@ fn update(ctx: &Ctx<'_>, name: &str, sub: &str, patch: bool) -> Result<(u16, Val
 async fn admit_create(
     ctx: &Ctx<'_>,
     name: &str,
-    sub: &str,
+    sub: Option<&str>,
 ) -> Result<(Value, Vec<String>), ApiError> {
     let object = decode_object(ctx)?;
     let attrs = attributes(ctx, Operation::Create, name, sub);
@@ -233,11 +281,11 @@ fn current(ctx: &Ctx<'_>, name: &str) -> Result<Arc<Value>, ApiError> {
 }
 
 /// The admission attributes of an `operation` on `sub` of `name`.
-fn attributes(ctx: &Ctx<'_>, operation: Operation, name: &str, sub: &str) -> Attributes {
+fn attributes(ctx: &Ctx<'_>, operation: Operation, name: &str, sub: Option<&str>) -> Attributes {
     Attributes::new(
         &ctx.path.def,
         &ctx.path.version,
-        Some(sub),
+        sub,
         operation,
         ctx.path.namespace.as_deref(),
         name,
