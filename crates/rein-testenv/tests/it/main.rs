@@ -14,6 +14,7 @@ mod crd_lifecycle;
 mod crd_schema;
 mod crd_serving;
 mod crd_support;
+mod cron_jobs;
 mod crud;
 mod defaults;
 mod deletion;
