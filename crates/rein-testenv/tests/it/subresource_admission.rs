@@ -7,6 +7,19 @@ use serde_json::{Value, json};
 
 use super::admission_support::{Webhook, core_rules, deny, entry, install, patch, send};
 
+/// Installs one `Mutating` or `Validating` webhook configuration with one webhook, `hook`.
+async fn install_one(env: &TestEnv, kind: &str, hook: &Webhook, rules: Value) {
+    let name = if kind == "Mutating" { "m" } else { "v" };
+    let webhook = entry(
+        &format!("{name}.example.com"),
+        hook,
+        &format!("/{name}"),
+        rules,
+        json!({}),
+    );
+    install(env, kind, name, vec![webhook]).await;
+}
+
 #[tokio::test]
 async fn ephemeral_containers_are_mutated_by_webhooks_matching_the_subresource() {
     let env = TestEnv::start().await.expect("starts");
@@ -24,13 +37,7 @@ async fn ephemeral_containers_are_mutated_by_webhooks_matching_the_subresource()
     })
     .await;
     let rules = core_rules(&["UPDATE"], &["pods/ephemeralcontainers"]);
-    install(
-        &env,
-        "Mutating",
-        "m",
-        vec![entry("m.example.com", &hook, "/m", rules, json!({}))],
-    )
-    .await;
+    install_one(&env, "Mutating", &hook, rules).await;
     let add = json!([{"op": "add", "path": "/spec/ephemeralContainers", "value": [
         {"name": "debugger", "image": "busybox", "targetContainerName": "app"},
     ]}]);
@@ -86,13 +93,7 @@ async fn a_webhook_denies_a_namespace_finalize() {
     );
     let hook = Webhook::start(|_| deny(403, "finalizers are pinned")).await;
     let rules = core_rules(&["UPDATE"], &["namespaces/finalize"]);
-    install(
-        &env,
-        "Validating",
-        "v",
-        vec![entry("v.example.com", &hook, "/v", rules, json!({}))],
-    )
-    .await;
+    install_one(&env, "Validating", &hook, rules).await;
     let mut current = send(&env, "GET", "/api/v1/namespaces/team", None)
         .await
         .body;
@@ -156,13 +157,7 @@ async fn a_webhook_denies_a_csr_approval() {
         "operations": ["UPDATE"], "apiGroups": ["certificates.k8s.io"], "apiVersions": ["v1"],
         "resources": ["certificatesigningrequests/approval"],
     }]);
-    install(
-        &env,
-        "Validating",
-        "v",
-        vec![entry("v.example.com", &hook, "/v", rules, json!({}))],
-    )
-    .await;
+    install_one(&env, "Validating", &hook, rules).await;
     let approve = json!([{"op": "add", "path": "/status/conditions", "value": [
         {"type": "Approved", "status": "True", "reason": "Test"},
     ]}]);
