@@ -3,7 +3,9 @@
 //! (`exec`, `attach`, `portforward`), `namespaces/finalize` and
 //! `certificatesigningrequests/approval`, each answering as the real registry does (there
 //! is no kubelet behind `log` and the connect verbs: they answer what kube-apiserver answers
-//! when none is reachable).
+//! when none is reachable). The legacy create-only `v1/bindings` is answered here too, as
+//! `pods/binding` on the Pod its Binding names. Creates and updates here go through the
+//! admission webhooks whose rules match them, as kube-apiserver's handlers send them.
 
 mod approval;
 mod binding;
