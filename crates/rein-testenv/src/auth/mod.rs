@@ -209,12 +209,14 @@ impl Authn {
     }
 }
 
-/// Whether `group`/`plural` is one of the create-only reviews (listed by discovery with the
-/// `create` verb only, without storage, and by OpenAPI with a POST only).
+/// Whether `group`/`plural` is one of the create-only reviews or the legacy `v1/bindings`
+/// (listed by discovery with the `create` verb only, without storage, and by OpenAPI with a
+/// POST only).
 pub(crate) fn create_only(group: &str, plural: &str) -> bool {
     matches!(
         (group, plural),
-        (reviews::GROUP, "tokenreviews" | "selfsubjectreviews")
+        ("", "bindings")
+            | (reviews::GROUP, "tokenreviews" | "selfsubjectreviews")
             | (
                 crate::rbac::reviews::GROUP,
                 "subjectaccessreviews"

@@ -76,6 +76,7 @@ macro_rules! with_builtin_types {
             k8s_openapi::api::coordination::v1::Lease,
             k8s_openapi::api::coordination::v1alpha2::LeaseCandidate,
             k8s_openapi::api::coordination::v1beta1::LeaseCandidate,
+            k8s_openapi::api::core::v1::Binding,
             k8s_openapi::api::core::v1::ComponentStatus,
             k8s_openapi::api::core::v1::ConfigMap,
             k8s_openapi::api::core::v1::Endpoints,

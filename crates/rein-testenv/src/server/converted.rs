@@ -257,16 +257,9 @@ async fn write_once(ctx: &Ctx<'_>, write: Write<'_>) -> Result<Answer, ApiError>
     let mut managed_fields_done = false;
     let (mut obj, source) = match write {
         Write::Patch(..) => {
-            let patch_type = PatchType::from_content_type(ctx.content_type)
-                .filter(|t| t.accepted_for(&gvk))
-                .ok_or_else(|| {
-                    ApiError::new(
-                        415,
-                        "UnsupportedMediaType",
-                        patch::unsupported_patch_message(&gvk),
-                    )
-                })?;
-            super::options::check_patch(ctx.q, patch_type)?;
+            let patch_type = super::options::patch_type(ctx.content_type, ctx.q, &gvk, |t| {
+                t.accepted_for(&gvk)
+            })?;
             if patch_type == PatchType::Apply {
                 let sub_kind = match sub {
                     Some("status") => Subresource::Status,

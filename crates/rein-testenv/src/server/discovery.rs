@@ -69,6 +69,35 @@ pub(crate) fn version() -> Value {
     })
 }
 
+/// `/`: the paths kube-apiserver lists (`metav1.RootPaths`), as its index handler writes them:
+/// sorted, each once, indented JSON. Listed are the paths served here: discovery (every
+/// group and version, custom resources' included, as the aggregator lists their
+/// APIServices), the health endpoints and their checks, OpenAPI and `/version`.
+pub(crate) fn root_paths(catalogue: &Catalogue) -> bytes::Bytes {
+    let mut paths: std::collections::BTreeSet<String> = [
+        "/api",
+        "/api/v1",
+        "/apis",
+        "/apis/",
+        "/openapi/v2",
+        "/openapi/v3",
+        "/openapi/v3/",
+        "/version",
+    ]
+    .into_iter()
+    .map(str::to_string)
+    .collect();
+    for (group, versions) in group_versions(catalogue) {
+        for version in &versions {
+            paths.insert(format!("/apis/{group}/{version}"));
+        }
+        paths.insert(format!("/apis/{group}"));
+    }
+    paths.extend(super::health::paths());
+    let root = json!({"paths": paths});
+    serde_json::to_vec_pretty(&root).unwrap_or_default().into()
+}
+
 /// Every named group's versions, preferred first.
 pub(crate) fn group_versions(catalogue: &Catalogue) -> BTreeMap<String, Vec<String>> {
     let mut groups: BTreeMap<String, Vec<String>> = BTreeMap::new();

@@ -132,6 +132,7 @@ async fn answer(state: &Arc<State>, mut req: Request<Incoming>, path: &str) -> R
         return body::error(&ApiError::method_not_allowed());
     }
     match route {
+        Route::Root => body::json_shared(200, discovery::root_paths(&state.catalogue)),
         Route::Version => body::json(200, &discovery::version()),
         Route::Health => health::answer(path, req.uri().query()),
         Route::CoreVersions | Route::Groups

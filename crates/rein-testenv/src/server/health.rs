@@ -22,6 +22,23 @@ const LIVE: &[&str] = &[
 /// The checks only `/readyz` adds (`shutdown` comes last).
 const READY_ONLY: &[&str] = &["etcd-readiness", "informer-sync"];
 
+/// Every health path kube-apiserver lists at `/`: each endpoint and each of its checks.
+pub(crate) fn paths() -> Vec<String> {
+    let mut paths = Vec::new();
+    for endpoint in ["healthz", "livez", "readyz"] {
+        paths.push(format!("/{endpoint}"));
+        let extra: &[&str] = if endpoint == "readyz" {
+            &["etcd-readiness", "informer-sync", "shutdown"]
+        } else {
+            &[]
+        };
+        for check in LIVE.iter().chain(extra) {
+            paths.push(format!("/{endpoint}/{check}"));
+        }
+    }
+    paths
+}
+
 /// Answers a health path with its query.
 pub(crate) fn answer(path: &str, query: Option<&str>) -> Response<Body> {
     let mut segments = path.trim_matches('/').splitn(2, '/');

@@ -76,6 +76,12 @@ async fn respond(state: &Arc<State>, req: Request<Incoming>, path: ResourcePath)
     if super::components::applies(&path.def) {
         return super::components::serve(req.method(), &path, &q, req.headers());
     }
+    // `v1/bindings` serves nothing but a create.
+    if super::subresources::is_legacy_binding(&path.def)
+        && (req.method() != Method::POST || path.name.is_some() || path.watch_prefix)
+    {
+        return body::error(&ApiError::method_not_allowed());
+    }
     let method = req.method().clone();
     let raw_query = req.uri().query().map(str::to_string);
     let wants_table = match super::table::requested(req.headers(), &q) {
@@ -140,6 +146,10 @@ async fn respond(state: &Arc<State>, req: Request<Incoming>, path: ResourcePath)
         reinvoke_plugins: false,
         plugins: state.plugins,
     };
+    if super::subresources::is_legacy_binding(&path.def) {
+        let resp = super::subresources::legacy_binding(&ctx).await;
+        return repr.adapt(resp, &path.def).await;
+    }
     if path.name.is_some()
         && let Some(sub) = path.subresource.as_deref()
         && super::subresources::serves(&path.def, sub)

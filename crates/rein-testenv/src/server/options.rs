@@ -125,6 +125,27 @@ pub(crate) fn check_write(kind: &str, q: &Query) -> Result<(), ApiError> {
     invalid(kind, &errors)
 }
 
+/// The PATCH's type, named by `content_type`, when `accept` takes it (else kube-apiserver's
+/// 415 naming the types `gvk` accepts), its options checked by [`check_patch`].
+pub(crate) fn patch_type(
+    content_type: &str,
+    q: &Query,
+    gvk: &crate::patch::Gvk,
+    accept: impl Fn(PatchType) -> bool,
+) -> Result<PatchType, ApiError> {
+    let patch_type = PatchType::from_content_type(content_type)
+        .filter(|t| accept(*t))
+        .ok_or_else(|| {
+            ApiError::new(
+                415,
+                "UnsupportedMediaType",
+                crate::patch::unsupported_patch_message(gvk),
+            )
+        })?;
+    check_patch(q, patch_type)?;
+    Ok(patch_type)
+}
+
 /// `ValidatePatchOptions`.
 pub(crate) fn check_patch(q: &Query, patch_type: PatchType) -> Result<(), ApiError> {
     let mut errors = Vec::new();

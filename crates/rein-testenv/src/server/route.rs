@@ -9,6 +9,8 @@ use crate::resources::{Catalogue, ResourceDef};
 /// What a path addresses.
 #[derive(Debug)]
 pub(crate) enum Route {
+    /// `/` (and `/index.html`): the listed paths.
+    Root,
     /// `/version`.
     Version,
     /// `/healthz`, `/readyz`, `/livez` (and their sub-checks).
@@ -67,6 +69,7 @@ pub(crate) fn parse(path: &str, catalogue: &Catalogue) -> Option<Route> {
         .collect();
     let s: Vec<&str> = segs.iter().map(String::as_str).collect();
     match s.as_slice() {
+        [] | ["index.html"] => Some(Route::Root),
         ["version"] => Some(Route::Version),
         ["healthz" | "readyz" | "livez", ..] => Some(Route::Health),
         ["api"] => Some(Route::CoreVersions),

@@ -310,3 +310,81 @@ async fn connect_verbs_need_a_host_and_a_kubelet() {
         "Get \"https://10.1.2.3:10250/containerLogs/default/q/app?tailLines=5\": dial tcp 10.1.2.3:10250: connect: connection refused"
     );
 }
+
+#[tokio::test]
+async fn the_legacy_bindings_resource_binds_the_named_pod() {
+    use super::admission_support::{Webhook, allow, core_rules, entry, install};
+
+    let env = TestEnv::start().await.expect("starts");
+    let pods: Api<Pod> = Api::namespaced(env.client(), "default");
+    pods.create(&PostParams::default(), &pod("p", "p", None))
+        .await
+        .expect("creates");
+    let hook = Webhook::start(|_| allow()).await;
+    let rules = core_rules(&["CREATE"], &["bindings"]);
+    install(
+        &env,
+        "Validating",
+        "v",
+        vec![entry("v.example.com", &hook, "/v", rules, json!({}))],
+    )
+    .await;
+    let bindings = "/api/v1/namespaces/default/bindings";
+    let (code, body) = post(&env.client(), bindings, &binding("p", "node-a")).await;
+    assert_eq!(
+        (code, body),
+        (
+            201,
+            json!({"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success", "code": 201})
+        )
+    );
+    let bound = pods.get("p").await.expect("gets");
+    assert_eq!(
+        bound.spec.as_ref().unwrap().node_name.as_deref(),
+        Some("node-a")
+    );
+    let calls = hook.calls();
+    assert_eq!(calls[0]["resource"]["resource"], "bindings");
+    assert!(calls[0].get("subResource").is_none_or(Value::is_null));
+    assert_eq!(calls[0]["kind"]["kind"], "Binding");
+    assert_eq!(calls[0]["name"], "p");
+
+    let (code, body) = post(&env.client(), bindings, &binding("p", "node-b")).await;
+    assert_eq!(code, 409, "{body}");
+    assert_eq!(
+        body["message"],
+        "Operation cannot be fulfilled on pods/binding \"p\": pod p is already assigned to node \"node-a\""
+    );
+    let (code, _, body) = raw(
+        &env.client(),
+        "GET",
+        bindings,
+        "application/json",
+        &Value::Null,
+    )
+    .await;
+    assert_eq!(
+        (code, body["reason"].as_str()),
+        (405, Some("MethodNotAllowed"))
+    );
+
+    let (code, _, discovery) = raw(
+        &env.client(),
+        "GET",
+        "/api/v1",
+        "application/json",
+        &Value::Null,
+    )
+    .await;
+    assert_eq!(code, 200);
+    let listed = discovery["resources"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["name"] == "bindings")
+        .expect("bindings listed");
+    assert_eq!(
+        listed,
+        &json!({"name": "bindings", "singularName": "binding", "namespaced": true, "kind": "Binding", "verbs": ["create"]})
+    );
+}

@@ -56,6 +56,25 @@ pub(crate) fn cron_job(obj: &Value, old: Option<&Value>, errs: &mut Vec<FieldErr
             }
         }
     }
+    non_negative(
+        obj,
+        "/spec/startingDeadlineSeconds",
+        "spec.startingDeadlineSeconds",
+        errs,
+    );
+    // Checked on create, and on update only when it changes.
+    let time_zone = obj.pointer("/spec/timeZone").and_then(Value::as_str);
+    if old.is_none_or(|o| o.pointer("/spec/timeZone").and_then(Value::as_str) != time_zone)
+        && let Some(zone) = time_zone
+    {
+        for problem in time_zone_problems(zone) {
+            errs.push(FieldError::invalid_str(
+                spec.child("timeZone"),
+                zone,
+                problem,
+            ));
+        }
+    }
     let policy = super::text(obj, "/spec/concurrencyPolicy");
     let policies = ["Allow", "Forbid", "Replace"];
     if !policy.is_empty() && !policies.contains(&policy) {
@@ -65,18 +84,6 @@ pub(crate) fn cron_job(obj: &Value, old: Option<&Value>, errs: &mut Vec<FieldErr
             &policies,
         ));
     }
-    for limit in [
-        "successfulJobsHistoryLimit",
-        "failedJobsHistoryLimit",
-        "startingDeadlineSeconds",
-    ] {
-        non_negative(
-            obj,
-            &format!("/spec/{limit}"),
-            &format!("spec.{limit}"),
-            errs,
-        );
-    }
     let job_spec_value = obj
         .pointer("/spec/jobTemplate/spec")
         .unwrap_or(&Value::Null);
@@ -85,6 +92,47 @@ pub(crate) fn cron_job(obj: &Value, old: Option<&Value>, errs: &mut Vec<FieldErr
         &spec.child("jobTemplate").child("spec"),
         errs,
     );
+    for limit in ["successfulJobsHistoryLimit", "failedJobsHistoryLimit"] {
+        non_negative(
+            obj,
+            &format!("/spec/{limit}"),
+            &format!("spec.{limit}"),
+            errs,
+        );
+    }
+}
+
+/// `validateTimeZone`: each `/`-separated part of the name as the tz database names them
+/// (1 to 14 of `A-Za-z0-9.-_+`, not `.`, `..` or starting with `-`), not `Local` in any case,
+/// and a zone Go's `time.LoadLocation` loads (the tz database, here chrono-tz's copy; it
+/// loads `Local` spelled so).
+fn time_zone_problems(zone: &str) -> Vec<String> {
+    if zone.is_empty() {
+        return vec!["timeZone must be nil or non-empty string".to_string()];
+    }
+    let part_ok = |part: &str| {
+        (1..=14).contains(&part.len())
+            && part != "."
+            && part != ".."
+            && !part.starts_with('-')
+            && part
+                .bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b"._-+".contains(&b))
+    };
+    if !zone.split('/').all(part_ok) {
+        return vec![format!("unknown time zone {zone}")];
+    }
+    let mut problems = Vec::new();
+    if zone.eq_ignore_ascii_case("Local") {
+        problems.push(
+            "timeZone must be an explicit time zone as defined in https://www.iana.org/time-zones"
+                .to_string(),
+        );
+    }
+    if zone != "Local" && zone.parse::<chrono_tz::Tz>().is_err() {
+        problems.push(format!("unknown time zone {zone}"));
+    }
+    problems
 }
 
 fn job_spec(spec: &Value, path: &Path, errs: &mut Vec<FieldError>) {

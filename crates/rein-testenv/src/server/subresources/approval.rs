@@ -8,48 +8,24 @@ use std::sync::Arc;
 
 use serde_json::{Value, json};
 
-use super::{Ctx, current, decode_object};
+use super::{Ctx, current, update_body};
 use crate::ops::{self, Subresource, Target, WriteOpts, meta};
-use crate::patch::{self, PatchType};
+use crate::patch;
 use crate::schema::Cause;
 use crate::status::ApiError;
 
 /// The condition types the approval subresource guards.
 const GUARDED: [&str; 3] = ["Approved", "Denied", "Failed"];
 
-/// GET `certificatesigningrequests/{name}/approval`.
-pub(super) fn get(ctx: &Ctx<'_>, name: &str) -> Result<(u16, Value), ApiError> {
-    let csr = current(ctx, name)?;
-    Ok((200, Value::clone(&csr)))
-}
-
-/// PUT (`patch` is `None`) or PATCH `certificatesigningrequests/{name}/approval`.
-pub(super) fn update(
-    ctx: &Ctx<'_>,
-    name: &str,
-    patch: Option<()>,
-) -> Result<(u16, Value), ApiError> {
+/// PUT or PATCH (`patch`) `certificatesigningrequests/{name}/approval`.
+pub(super) fn update(ctx: &Ctx<'_>, name: &str, patch: bool) -> Result<(u16, Value), ApiError> {
     let old = current(ctx, name)?;
-    let body = match patch {
-        None => {
-            crate::server::options::check_write("UpdateOptions", ctx.q)?;
-            decode_object(ctx)?
-        }
-        Some(()) => {
-            let gvk = patch::Gvk::new("certificates.k8s.io", "v1", "CertificateSigningRequest");
-            let patch_type = PatchType::from_content_type(ctx.content_type)
-                .filter(|t| *t != PatchType::Apply)
-                .ok_or_else(|| {
-                    ApiError::new(
-                        415,
-                        "UnsupportedMediaType",
-                        patch::unsupported_patch_message(&gvk),
-                    )
-                })?;
-            crate::server::options::check_patch(ctx.q, patch_type)?;
-            patch::apply_patch(patch_type, &old, ctx.bytes, &gvk)?
-        }
-    };
+    let body = update_body(
+        ctx,
+        &old,
+        &patch::Gvk::new("certificates.k8s.io", "v1", "CertificateSigningRequest"),
+        patch,
+    )?;
     let now = meta::now();
     let conditions: Vec<Value> = body
         .pointer("/status/conditions")

@@ -5,7 +5,7 @@
 
 use serde_json::{Value, json};
 
-use super::{Ctx, created_status, decode_object, plain_error};
+use super::{Ctx, created_status, plain_error, posted};
 use crate::ops::meta;
 use crate::status::ApiError;
 
@@ -15,11 +15,7 @@ pub(super) fn create(
     name: &str,
     admitted: Option<Value>,
 ) -> Result<(u16, Value), ApiError> {
-    crate::server::options::check_write("CreateOptions", ctx.q)?;
-    let binding = match admitted {
-        Some(object) => object,
-        None => decode_object(ctx)?,
-    };
+    let binding = posted(ctx, admitted)?;
     if meta::meta_str(&binding, "name").unwrap_or_default() != name {
         return Err(ApiError::bad_request(
             "name in URL does not match name in Binding object",

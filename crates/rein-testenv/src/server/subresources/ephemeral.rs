@@ -10,9 +10,9 @@ use std::sync::Arc;
 
 use serde_json::{Value, json};
 
-use super::{Ctx, current, decode_object};
+use super::{Ctx, current, update_body};
 use crate::ops::{self, Subresource, Target, WriteOpts, meta};
-use crate::patch::{self, PatchType};
+use crate::patch;
 use crate::schema::Cause;
 use crate::status::ApiError;
 
@@ -27,39 +27,10 @@ const FORBIDDEN: [&str; 7] = [
     "restartPolicy",
 ];
 
-/// GET `pods/{name}/ephemeralcontainers`.
-pub(super) fn get(ctx: &Ctx<'_>, name: &str) -> Result<(u16, Value), ApiError> {
-    let pod = current(ctx, name)?;
-    Ok((200, Value::clone(&pod)))
-}
-
-/// PUT (`patch` is `None`) or PATCH `pods/{name}/ephemeralcontainers`.
-pub(super) fn update(
-    ctx: &Ctx<'_>,
-    name: &str,
-    patch: Option<()>,
-) -> Result<(u16, Value), ApiError> {
+/// PUT or PATCH (`patch`) `pods/{name}/ephemeralcontainers`.
+pub(super) fn update(ctx: &Ctx<'_>, name: &str, patch: bool) -> Result<(u16, Value), ApiError> {
     let old = current(ctx, name)?;
-    let body = match patch {
-        None => {
-            crate::server::options::check_write("UpdateOptions", ctx.q)?;
-            decode_object(ctx)?
-        }
-        Some(()) => {
-            let gvk = patch::Gvk::new("", "v1", "Pod");
-            let patch_type = PatchType::from_content_type(ctx.content_type)
-                .filter(|t| *t != PatchType::Apply)
-                .ok_or_else(|| {
-                    ApiError::new(
-                        415,
-                        "UnsupportedMediaType",
-                        patch::unsupported_patch_message(&gvk),
-                    )
-                })?;
-            crate::server::options::check_patch(ctx.q, patch_type)?;
-            patch::apply_patch(patch_type, &old, ctx.bytes, &gvk)?
-        }
-    };
+    let body = update_body(ctx, &old, &patch::Gvk::new("", "v1", "Pod"), patch)?;
     // Everything but the ephemeral containers (and the version the client saw) comes from
     // the stored Pod.
     let mut new = Value::clone(&old);

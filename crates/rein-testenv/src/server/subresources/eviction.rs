@@ -12,7 +12,7 @@
 
 use serde_json::{Value, json};
 
-use super::{Ctx, created_status, decode_object, plain_error};
+use super::{Ctx, created_status, plain_error, posted};
 use crate::ops::{self, DeleteOpts, Propagation, Target, meta};
 use crate::plugins::disruption;
 use crate::status::ApiError;
@@ -30,11 +30,7 @@ pub(super) fn create(
     name: &str,
     admitted: Option<Value>,
 ) -> Result<(u16, Value), ApiError> {
-    crate::server::options::check_write("CreateOptions", ctx.q)?;
-    let eviction = match admitted {
-        Some(object) => object,
-        None => decode_object(ctx)?,
-    };
+    let eviction = posted(ctx, admitted)?;
     let api_version = eviction
         .get("apiVersion")
         .and_then(Value::as_str)
