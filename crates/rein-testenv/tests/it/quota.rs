@@ -9,6 +9,7 @@ use kube_client::{Client, Error};
 use rein_testenv::{AdmissionPlugin, TestEnv};
 use serde_json::{Value, json};
 
+use super::http_support::send_json;
 use super::kubectl::Server;
 
 /// Sends `body` to `path` with `method`; answers the status code and the JSON body.
@@ -18,19 +19,8 @@ pub(super) async fn raw(client: &Client, method: &str, path: &str, body: Value) 
     } else {
         "application/json"
     };
-    let request = http::Request::builder()
-        .method(method)
-        .uri(path)
-        .header(http::header::CONTENT_TYPE, content_type)
-        .body(body.to_string().into_bytes())
-        .expect("request");
-    let resp = client.send(request.map(Into::into)).await.expect("sends");
-    let code = resp.status().as_u16();
-    let bytes = http_body_util::BodyExt::collect(resp.into_body())
-        .await
-        .expect("reads")
-        .to_bytes();
-    (code, serde_json::from_slice(&bytes).unwrap_or(Value::Null))
+    let answer = send_json(client, method, path, content_type, Some(&body)).await;
+    (answer.code, answer.json())
 }
 
 /// Creates the namespace `name`.

@@ -9,25 +9,15 @@ use kube_client::discovery::ApiResource;
 use rein_testenv::TestEnv;
 use serde_json::{Value, json};
 
+use super::http_support::get_as;
+
 const TABLE: &str = "application/json;as=Table;v=v1;g=meta.k8s.io,application/json";
 
 /// GETs `path` as a Table: (status, body).
 async fn table(env: &TestEnv, path: &str) -> (u16, Value) {
-    let request = http::Request::get(path)
-        .header(header::ACCEPT, TABLE)
-        .body(Vec::new())
-        .expect("request");
-    let resp = env
-        .client()
-        .send(request.map(Into::into))
-        .await
-        .expect("sends");
-    let status = resp.status().as_u16();
-    let bytes = http_body_util::BodyExt::collect(resp.into_body())
-        .await
-        .expect("reads")
-        .to_bytes();
-    (status, serde_json::from_slice(&bytes).expect("json"))
+    let answer = get_as(&env.client(), path, TABLE).await;
+    let body = serde_json::from_slice(&answer.bytes).expect("json");
+    (answer.code, body)
 }
 
 /// Creates `obj` at `api`, then merge-patches its status.

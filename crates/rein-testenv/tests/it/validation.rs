@@ -3,12 +3,13 @@
 //! are validated (422 with kube's causes and field paths), and bodies and data have size
 //! limits. A refused write leaves nothing behind.
 
-use http::header;
 use k8s_openapi::api::core::v1::{ConfigMap, Pod};
 use kube_client::Client;
 use kube_client::api::{Api, ListParams};
 use rein_testenv::TestEnv;
 use serde_json::{Value, json};
+
+use super::http_support;
 
 /// An answer: status code, `Warning` headers, body.
 struct Answer {
@@ -24,29 +25,12 @@ async fn send(
     content_type: &str,
     body: Vec<u8>,
 ) -> Answer {
-    let request = http::Request::builder()
-        .method(method)
-        .uri(path)
-        .header(header::CONTENT_TYPE, content_type)
-        .body(body)
-        .expect("request");
-    let resp = client.send(request.map(Into::into)).await.expect("sends");
-    let code = resp.status().as_u16();
-    let warnings = resp
-        .headers()
-        .get_all(header::WARNING)
-        .iter()
-        .map(|v| v.to_str().unwrap_or_default().to_string())
-        .collect();
-    let bytes = http_body_util::BodyExt::collect(resp.into_body())
-        .await
-        .expect("reads")
-        .to_bytes();
-    let body = serde_json::from_slice(&bytes).unwrap_or(Value::Null);
+    let headers = [("content-type", content_type)];
+    let answer = http_support::send(client, method, path, &headers, body).await;
     Answer {
-        code,
-        warnings,
-        body,
+        body: answer.json(),
+        code: answer.code,
+        warnings: answer.warnings,
     }
 }
 
