@@ -337,20 +337,14 @@ async fn max_unavailable_counts_the_scale_of_the_pods_controllers() {
 
 #[tokio::test]
 async fn evictions_go_through_admission_webhooks_as_evictions() {
-    use super::admission_support::{Webhook, core_rules, deny, entry, install};
+    use super::admission_support::{Webhook, core_rules, deny, install_one};
 
     let env = TestEnv::start().await.expect("starts");
     let pods: Api<Pod> = Api::namespaced(no_retry(&env), "default");
     running(&pods, pod("web-0", "web", None), true).await;
     let hook = Webhook::start(|_| deny(403, "evictions are paused")).await;
     let rules = core_rules(&["CREATE"], &["pods/eviction"]);
-    install(
-        &env,
-        "Validating",
-        "v",
-        vec![entry("v.example.com", &hook, "/v", rules, json!({}))],
-    )
-    .await;
+    install_one(&env, "Validating", &hook, rules).await;
     let (code, body) = evict(&env, "web-0").await;
     assert_eq!(code, 403, "{body}");
     assert_eq!(
