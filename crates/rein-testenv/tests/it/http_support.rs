@@ -4,6 +4,7 @@
 use bytes::Bytes;
 use http::header;
 use kube_client::Client;
+use kube_client::client::Body;
 use serde_json::Value;
 
 /// What the server answered to one request.
@@ -43,12 +44,7 @@ pub(crate) async fn send(
     headers: &[(&str, &str)],
     body: Vec<u8>,
 ) -> Answer {
-    let mut request = http::Request::builder().method(method).uri(path);
-    for (name, value) in headers {
-        request = request.header(*name, *value);
-    }
-    let request = request.body(body).expect("request");
-    let resp = client.send(request.map(Into::into)).await.expect("sends");
+    let resp = open(client, method, path, headers, body).await;
     let code = resp.status().as_u16();
     let content_type = resp
         .headers()
@@ -72,6 +68,23 @@ pub(crate) async fn send(
         warnings,
         bytes,
     }
+}
+
+/// Sends `method path` with `headers` (name, value) and `body`: the response, its body still
+/// to be read (a watch's stream, frame by frame).
+pub(crate) async fn open(
+    client: &Client,
+    method: &str,
+    path: &str,
+    headers: &[(&str, &str)],
+    body: Vec<u8>,
+) -> http::Response<Body> {
+    let mut request = http::Request::builder().method(method).uri(path);
+    for (name, value) in headers {
+        request = request.header(*name, *value);
+    }
+    let request = request.body(body).expect("request");
+    client.send(request.map(Into::into)).await.expect("sends")
 }
 
 /// Sends `body` (nothing when `None`) as `content_type`.

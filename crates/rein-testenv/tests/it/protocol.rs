@@ -321,17 +321,9 @@ async fn streaming_list_without_bookmarks_is_allowed() {
         .expect("creates");
     // kube-client refuses this combination itself, so the request is raw; the first frame
     // of the stream carries the ADDED event.
-    let request = http::Request::get(
-        "/api/v1/namespaces/default/configmaps?watch=true&sendInitialEvents=true\
-         &resourceVersionMatch=NotOlderThan",
-    )
-    .body(Vec::new())
-    .expect("request");
-    let resp = env
-        .client()
-        .send(request.map(Into::into))
-        .await
-        .expect("sends");
+    let path = "/api/v1/namespaces/default/configmaps?watch=true&sendInitialEvents=true\
+                &resourceVersionMatch=NotOlderThan";
+    let resp = http_support::open(&env.client(), "GET", path, &[], Vec::new()).await;
     assert_eq!(resp.status().as_u16(), 200);
     let mut body = resp.into_body();
     let frame = http_body_util::BodyExt::frame(&mut body)

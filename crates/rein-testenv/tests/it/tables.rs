@@ -2,14 +2,13 @@
 //! columns at priority 1), cells computed as kube's printers compute them, and
 //! `includeObject`.
 
-use http::header;
 use kube_client::Api;
 use kube_client::api::{DynamicObject, Patch, PatchParams, PostParams};
 use kube_client::discovery::ApiResource;
 use rein_testenv::TestEnv;
 use serde_json::{Value, json};
 
-use super::http_support::get_as;
+use super::http_support::{get_as, open};
 
 const TABLE: &str = "application/json;as=Table;v=v1;g=meta.k8s.io,application/json";
 
@@ -419,17 +418,9 @@ async fn table_watch_sends_column_definitions_once() {
             .await
             .expect("creates");
     }
-    let request = http::Request::get(format!(
-        "/api/v1/namespaces/default/configmaps?watch=1&resourceVersion={from}"
-    ))
-    .header(header::ACCEPT, TABLE)
-    .body(Vec::new())
-    .expect("request");
-    let resp = env
-        .client()
-        .send(request.map(Into::into))
-        .await
-        .expect("sends");
+    let path = format!("/api/v1/namespaces/default/configmaps?watch=1&resourceVersion={from}");
+    let headers = [("accept", TABLE)];
+    let resp = open(&env.client(), "GET", &path, &headers, Vec::new()).await;
     let mut body = resp.into_body();
     let mut text = String::new();
     while text.lines().count() < 2 {
