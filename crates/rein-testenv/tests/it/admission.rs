@@ -11,6 +11,7 @@ use serde_json::{Value, json};
 use crate::admission_support::{
     Reply, Webhook, allow, config_map, core_rules, deny, entry, install, install_one, patch, send,
 };
+use crate::http_support::send_json;
 
 const CMS: &str = "/api/v1/namespaces/default/configmaps";
 
@@ -1017,16 +1018,15 @@ async fn a_server_side_apply_that_creates_is_admitted_as_a_create() {
     )
     .await;
 
-    let request = http::Request::builder()
-        .method("PATCH")
-        .uri(format!("{CMS}/applied?fieldManager=test"))
-        .header("content-type", "application/apply-patch+yaml")
-        .body(kube_client::client::Body::from(
-            config_map("applied", json!({})).to_string().into_bytes(),
-        ))
-        .expect("a request");
-    let response = env.client().send(request).await.expect("an answer");
-    assert_eq!(response.status().as_u16(), 201);
+    let applied = send_json(
+        &env.client(),
+        "PATCH",
+        &format!("{CMS}/applied?fieldManager=test"),
+        "application/apply-patch+yaml",
+        Some(&config_map("applied", json!({}))),
+    )
+    .await;
+    assert_eq!(applied.code, 201);
     let got = send(&env, "GET", &format!("{CMS}/applied"), None).await;
     assert_eq!(got.body["data"]["mutated"], "yes");
     assert_eq!(got.body["data"]["k"], "v");
