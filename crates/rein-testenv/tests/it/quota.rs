@@ -431,36 +431,24 @@ fn kubectl_creates_and_describes_quotas_and_hits_them() {
 /// (whose denial is the answer when both would refuse).
 #[tokio::test]
 async fn built_in_plugins_run_in_kube_apiservers_order_around_webhooks() {
-    use crate::admission_support::{Webhook, allow, core_rules, deny, entry, install, send};
+    use crate::admission_support::{Webhook, allow, core_rules, deny, install_one, send};
 
     let env = TestEnv::start().await.expect("server starts");
     let client = env.client();
     let mutating = Webhook::start(|_| allow()).await;
-    install(
+    install_one(
         &env,
         "Mutating",
-        "m",
-        vec![entry(
-            "m.example.com",
-            &mutating,
-            "/m",
-            core_rules(&["CREATE"], &["pods"]),
-            json!({}),
-        )],
+        &mutating,
+        core_rules(&["CREATE"], &["pods"]),
     )
     .await;
     let validating = Webhook::start(|_| deny(403, "no more config maps")).await;
-    install(
+    install_one(
         &env,
         "Validating",
-        "v",
-        vec![entry(
-            "v.example.com",
-            &validating,
-            "/v",
-            core_rules(&["CREATE"], &["configmaps"]),
-            json!({}),
-        )],
+        &validating,
+        core_rules(&["CREATE"], &["configmaps"]),
     )
     .await;
     let quotas: Api<ResourceQuota> = Api::namespaced(client.clone(), "default");
