@@ -21,7 +21,7 @@ use kube_client::Api;
 use kube_client::api::{ListParams, PostParams};
 use kube_client::core::PartialObjectMeta;
 use rein::controller::{
-    Action, BuildError, Context, ControllerManagedBy, ControllerOptions, Request,
+    Action, BuildError, Context, ControllerManagedBy, ControllerOptions, Reconciler, Request,
 };
 use rein::manager::leaderelection::LeaderElectionConfig;
 use rein::manager::sharding::ShardingOptions;
@@ -335,24 +335,14 @@ async fn http_get(addr: std::net::SocketAddr, path: &str) -> String {
 async fn readiness_and_metrics_reflect_the_ring() {
     let env = TestEnv::start().await.expect("testenv");
     create_objects(&env).await;
-    let sharding = ShardingOptions::new("probed")
-        .namespace(NS)
-        .shard_id("solo")
-        .lease(lease())
-        .kind::<ConfigMap>();
+    let sharding = ring_of("probed", "solo", lease());
     let loopback: std::net::SocketAddr = "127.0.0.1:0".parse().expect("address");
     let options = Options::default()
         .sharding(sharding)
         .health_probe_bind_address(loopback)
         .metrics_bind_address(loopback);
-    let mgr = Manager::builder(env.config())
-        .options(options)
-        .build()
-        .await
-        .expect("manager");
-    let reconciler = rein::controller::reconciler_fn(|_ctx: Context, _req: Request| async {
-        Ok::<_, std::convert::Infallible>(Action::done())
-    });
+    let mgr = manager(&env, options).await;
+    let reconciler = no_op();
     ControllerManagedBy::new(&mgr)
         .for_::<ConfigMap>()
         .named("probed-configmaps")
@@ -617,6 +607,31 @@ async fn a_moving_key_waits_for_the_reconcile_in_flight() {
 // ---------------------------------------------------------------------------------------------
 // Sharded and singleton controllers in one manager; warm-up; the coordinator's cache.
 
+/// The ring `ring` over the ConfigMaps of `NS`, joined as shard `id` with `lease`.
+fn ring_of(ring: &str, id: &str, lease: LeaderElectionConfig) -> ShardingOptions {
+    ShardingOptions::new(ring)
+        .namespace(NS)
+        .shard_id(id)
+        .lease(lease)
+        .kind::<ConfigMap>()
+}
+
+/// A manager with `options`.
+async fn manager(env: &TestEnv, options: Options) -> Manager {
+    Manager::builder(env.config())
+        .options(options)
+        .build()
+        .await
+        .expect("manager")
+}
+
+/// A reconciler that does nothing.
+fn no_op() -> impl Reconciler {
+    rein::controller::reconciler_fn(|_ctx: Context, _req: Request| async {
+        Ok::<_, std::convert::Infallible>(Action::done())
+    })
+}
+
 /// Lease timing for the tests below, which kill no replica: a long duration and renew
 /// deadline so that a loaded machine does not cost a replica its Leases mid-test (joins,
 /// elections of a free Lease and releases do not wait for the duration).
@@ -636,24 +651,15 @@ type Singles = Arc<Mutex<BTreeMap<String, BTreeSet<String>>>>;
 /// election for the singletons, a `sharded()` controller for ConfigMaps and a leader-elected
 /// one for Secrets, both through the builder.
 async fn mixed_replica(env: &TestEnv, id: &str, recorder: &Recorder, singles: &Singles) -> Manager {
-    let sharding = ShardingOptions::new(RING)
-        .namespace(NS)
-        .shard_id(id)
-        .lease(steady_lease())
-        .kind::<ConfigMap>();
+    let sharding = ring_of(RING, id, steady_lease());
     let election = LeaderElectionOptions::new("mixed-singletons")
         .namespace(NS)
         .identity(id)
         .config(steady_lease());
-    let mgr = Manager::builder(env.config())
-        .options(
-            Options::default()
-                .sharding(sharding)
-                .leader_election(election),
-        )
-        .build()
-        .await
-        .expect("manager");
+    let options = Options::default()
+        .sharding(sharding)
+        .leader_election(election);
+    let mgr = manager(env, options).await;
     let (replica, recorder) = (id.to_owned(), recorder.clone());
     let sharded = rein::controller::reconciler_fn(move |_ctx: Context, req: Request| {
         let (replica, recorder) = (replica.clone(), recorder.clone());
@@ -761,38 +767,19 @@ async fn sharded_and_singleton_controllers_share_a_manager() {
 #[tokio::test]
 async fn the_builder_checks_sharded_and_singleton_controllers() {
     let env = TestEnv::start().await.expect("testenv");
-    let reconciler = || {
-        rein::controller::reconciler_fn(|_ctx: Context, _req: Request| async {
-            Ok::<_, std::convert::Infallible>(Action::done())
-        })
-    };
     let ring = |default: bool| {
-        let options = ShardingOptions::new("checked")
-            .namespace(NS)
-            .shard_id("x")
-            .lease(steady_lease())
-            .kind::<ConfigMap>();
+        let options = ring_of("checked", "x", steady_lease());
         if default {
             options.shard_controllers_by_default()
         } else {
             options
         }
     };
-    let build = |options: Options| {
-        let config = env.config();
-        async move {
-            Manager::builder(config)
-                .options(options)
-                .build()
-                .await
-                .expect("manager")
-        }
-    };
-    let mgr = build(Options::default().sharding(ring(false))).await;
+    let mgr = manager(&env, Options::default().sharding(ring(false))).await;
     let singleton = ControllerManagedBy::new(&mgr)
         .for_::<ConfigMap>()
         .named("checked-singleton")
-        .complete(reconciler());
+        .complete(no_op());
     assert!(
         matches!(singleton, Err(BuildError::SingletonOfShardedKind { .. })),
         "{singleton:?}"
@@ -801,40 +788,40 @@ async fn the_builder_checks_sharded_and_singleton_controllers() {
         .for_::<Secret>()
         .named("checked-unsharded")
         .sharded()
-        .complete(reconciler());
+        .complete(no_op());
     assert!(
         matches!(unsharded, Err(BuildError::Sharding { .. })),
         "{unsharded:?}"
     );
-    let plain = build(Options::default()).await;
+    let plain = manager(&env, Options::default()).await;
     let no_ring = ControllerManagedBy::new(&plain)
         .for_::<ConfigMap>()
         .named("checked-no-ring")
         .sharded()
-        .complete(reconciler());
+        .complete(no_op());
     assert!(
         matches!(no_ring, Err(BuildError::Sharding { .. })),
         "{no_ring:?}"
     );
 
-    let by_default = build(Options::default().sharding(ring(true))).await;
+    let by_default = manager(&env, Options::default().sharding(ring(true))).await;
     let sharded = ControllerManagedBy::new(&by_default)
         .for_::<ConfigMap>()
         .named("checked-by-default")
-        .complete(reconciler())
+        .complete(no_op())
         .expect("sharded by default");
     assert!(!sharded.options().need_leader_election);
     let singleton = ControllerManagedBy::new(&by_default)
         .for_::<Secret>()
         .named("checked-secrets")
-        .complete(reconciler())
+        .complete(no_op())
         .expect("a singleton of an unsharded kind");
     assert!(singleton.options().need_leader_election);
     let refused = ControllerManagedBy::new(&by_default)
         .for_::<ConfigMap>()
         .named("checked-opted-out")
         .leader_elected()
-        .complete(reconciler());
+        .complete(no_op());
     assert!(
         matches!(refused, Err(BuildError::SingletonOfShardedKind { .. })),
         "{refused:?}"
@@ -870,11 +857,7 @@ async fn warm_replica(env: &TestEnv, id: &str, warm: WarmBy, runs: &Runs) -> Man
     if warm == WarmBy::Manager {
         options = options.warm_up_controllers();
     }
-    let mgr = Manager::builder(env.config())
-        .options(options)
-        .build()
-        .await
-        .expect("manager");
+    let mgr = manager(env, options).await;
     let leases: Api<Lease> = Api::namespaced(env.client(), NS);
     let (replica, runs) = (id.to_owned(), runs.clone());
     let reconciler = rein::controller::reconciler_fn(move |_ctx: Context, _req: Request| {
@@ -1028,19 +1011,9 @@ async fn the_coordinator_caches_metadata_only() {
     cms.replace("cm-0", &PostParams::default(), &with_data)
         .await
         .expect("cm-0 with data");
-    let sharding = ShardingOptions::new("meta")
-        .namespace(NS)
-        .shard_id("solo")
-        .lease(steady_lease())
-        .kind::<ConfigMap>();
-    let mgr = Manager::builder(env.config())
-        .options(Options::default().sharding(sharding))
-        .build()
-        .await
-        .expect("manager");
-    let reconciler = rein::controller::reconciler_fn(|_ctx: Context, _req: Request| async {
-        Ok::<_, std::convert::Infallible>(Action::done())
-    });
+    let sharding = ring_of("meta", "solo", steady_lease());
+    let mgr = manager(&env, Options::default().sharding(sharding)).await;
+    let reconciler = no_op();
     ControllerManagedBy::new(&mgr)
         .for_::<ConfigMap>()
         .named("meta-configmaps")

@@ -9,8 +9,9 @@ use rein_testenv::TestEnv;
 use serde_json::{Value, json};
 
 use crate::admission_support::{
-    Reply, Webhook, allow, config_map, core_rules, deny, entry, install, patch, send,
+    Reply, Webhook, allow, config_map, core_rules, deny, entry, install, install_one, patch, send,
 };
+use crate::http_support::send_json;
 
 const CMS: &str = "/api/v1/namespaces/default/configmaps";
 
@@ -22,13 +23,7 @@ async fn a_mutating_webhook_patches_the_created_object() {
     })
     .await;
     let rules = core_rules(&["CREATE"], &["configmaps"]);
-    install(
-        &env,
-        "Mutating",
-        "m",
-        vec![entry("m.example.com", &hook, "/m", rules, json!({}))],
-    )
-    .await;
+    install_one(&env, "Mutating", &hook, rules).await;
 
     let sent = send(&env, "POST", CMS, Some(&config_map("a", json!({})))).await;
     assert_eq!(sent.code, 201, "{}", sent.body);
@@ -61,13 +56,7 @@ async fn a_denial_answers_the_webhooks_code_and_message_and_stores_nothing() {
     let env = TestEnv::start().await.expect("starts");
     let hook = Webhook::start(|_| deny(403, "widgets may not be blue")).await;
     let rules = core_rules(&["CREATE", "UPDATE", "DELETE"], &["configmaps"]);
-    install(
-        &env,
-        "Validating",
-        "v",
-        vec![entry("v.example.com", &hook, "/v", rules, json!({}))],
-    )
-    .await;
+    install_one(&env, "Validating", &hook, rules).await;
 
     let sent = send(&env, "POST", CMS, Some(&config_map("a", json!({})))).await;
     assert_eq!(sent.code, 403, "{}", sent.body);
@@ -85,13 +74,7 @@ async fn a_denial_without_a_message_says_so_and_is_at_least_400() {
     let hook =
         Webhook::start(|_| Reply::Review(json!({"allowed": false, "status": {"code": 200}}))).await;
     let rules = core_rules(&["CREATE"], &["configmaps"]);
-    install(
-        &env,
-        "Validating",
-        "v",
-        vec![entry("v.example.com", &hook, "/v", rules, json!({}))],
-    )
-    .await;
+    install_one(&env, "Validating", &hook, rules).await;
 
     let sent = send(&env, "POST", CMS, Some(&config_map("a", json!({})))).await;
     assert_eq!(sent.code, 400);
@@ -119,13 +102,7 @@ async fn updates_and_deletes_are_admitted_and_a_denied_delete_keeps_the_object()
     })
     .await;
     let rules = core_rules(&["UPDATE", "DELETE"], &["configmaps"]);
-    install(
-        &env,
-        "Validating",
-        "v",
-        vec![entry("v.example.com", &hook, "/v", rules, json!({}))],
-    )
-    .await;
+    install_one(&env, "Validating", &hook, rules).await;
 
     let patched = send(
         &env,
@@ -157,13 +134,7 @@ async fn warnings_come_back_as_warning_headers() {
         Webhook::start(|_| Reply::Review(json!({"allowed": true, "warnings": ["mind the gap"]})))
             .await;
     let rules = core_rules(&["CREATE"], &["configmaps"]);
-    install(
-        &env,
-        "Validating",
-        "v",
-        vec![entry("v.example.com", &hook, "/v", rules, json!({}))],
-    )
-    .await;
+    install_one(&env, "Validating", &hook, rules).await;
 
     let sent = send(&env, "POST", CMS, Some(&config_map("a", json!({})))).await;
     assert_eq!(sent.code, 201);
@@ -1047,16 +1018,15 @@ async fn a_server_side_apply_that_creates_is_admitted_as_a_create() {
     )
     .await;
 
-    let request = http::Request::builder()
-        .method("PATCH")
-        .uri(format!("{CMS}/applied?fieldManager=test"))
-        .header("content-type", "application/apply-patch+yaml")
-        .body(kube_client::client::Body::from(
-            config_map("applied", json!({})).to_string().into_bytes(),
-        ))
-        .expect("a request");
-    let response = env.client().send(request).await.expect("an answer");
-    assert_eq!(response.status().as_u16(), 201);
+    let applied = send_json(
+        &env.client(),
+        "PATCH",
+        &format!("{CMS}/applied?fieldManager=test"),
+        "application/apply-patch+yaml",
+        Some(&config_map("applied", json!({}))),
+    )
+    .await;
+    assert_eq!(applied.code, 201);
     let got = send(&env, "GET", &format!("{CMS}/applied"), None).await;
     assert_eq!(got.body["data"]["mutated"], "yes");
     assert_eq!(got.body["data"]["k"], "v");
@@ -1154,26 +1124,8 @@ async fn mutating_webhooks_see_a_create_before_the_server_names_it() {
     .await;
     let validating = Webhook::start(|_| allow()).await;
     let rules = core_rules(&["CREATE"], &["configmaps"]);
-    install(
-        &env,
-        "Mutating",
-        "m",
-        vec![entry(
-            "m.example.com",
-            &mutating,
-            "/m",
-            rules.clone(),
-            json!({}),
-        )],
-    )
-    .await;
-    install(
-        &env,
-        "Validating",
-        "v",
-        vec![entry("v.example.com", &validating, "/v", rules, json!({}))],
-    )
-    .await;
+    install_one(&env, "Mutating", &mutating, rules.clone()).await;
+    install_one(&env, "Validating", &validating, rules).await;
 
     let body = json!({"apiVersion": "v1", "kind": "ConfigMap",
                       "metadata": {"generateName": "gen-"}, "data": {"k": "v"}});

@@ -237,6 +237,21 @@ pub(crate) async fn install(env: &TestEnv, kind: &str, name: &str, webhooks: Vec
     assert_eq!(code, 201, "{body}");
 }
 
+/// Installs the `Mutating` or `Validating` configuration `m` or `v` with the one webhook
+/// `m.example.com` or `v.example.com`, which calls `hook` at `/m` or `/v` for `rules`.
+pub(crate) async fn install_one(env: &TestEnv, kind: &str, hook: &Webhook, rules: Value) {
+    let name = if kind == "Mutating" { "m" } else { "v" };
+    let path = format!("/{name}");
+    let webhook = entry(
+        &format!("{name}.example.com"),
+        hook,
+        &path,
+        rules,
+        json!({}),
+    );
+    install(env, kind, name, vec![webhook]).await;
+}
+
 /// An answer: status code, `Warning` headers and JSON body.
 #[derive(Debug)]
 pub(crate) struct Sent {

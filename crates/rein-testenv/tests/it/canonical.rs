@@ -16,21 +16,16 @@ use serde_json::value::RawValue;
 use serde_json::{Value, json};
 
 use crate::crd_support::{create_crd, raw, simple};
+use crate::http_support::{open, send_json};
 
 /// Status code and body bytes of a request.
 async fn bytes(env: &TestEnv, method: &str, path: &str, body: Option<Value>) -> (u16, String) {
-    let request = http::Request::builder()
-        .method(method)
-        .uri(path)
-        .header("content-type", "application/json")
-        .body(kube_client::client::Body::from(
-            body.map(|b| b.to_string().into_bytes()).unwrap_or_default(),
-        ))
-        .expect("request");
-    let resp = env.client().send(request).await.expect("an answer");
-    let code = resp.status().as_u16();
-    let body = resp.into_body().collect().await.expect("body").to_bytes();
-    (code, String::from_utf8(body.to_vec()).expect("utf-8"))
+    let content_type = "application/json";
+    let answer = send_json(&env.client(), method, path, content_type, body.as_ref()).await;
+    (
+        answer.code,
+        String::from_utf8(answer.bytes.to_vec()).expect("utf-8"),
+    )
 }
 
 /// The keys of a JSON object in the order they were written.
@@ -290,11 +285,9 @@ async fn list_items_of_built_in_kinds_carry_no_type() {
 #[tokio::test]
 async fn bookmarks_carry_an_empty_object_of_the_kind() {
     let env = TestEnv::start().await.expect("starts");
-    let request = http::Request::builder()
-        .uri("/api/v1/namespaces/default/pods?watch=1&sendInitialEvents=true&resourceVersionMatch=NotOlderThan&allowWatchBookmarks=true")
-        .body(kube_client::client::Body::empty())
-        .expect("request");
-    let resp = env.client().send(request).await.expect("an answer");
+    let path = "/api/v1/namespaces/default/pods?watch=1&sendInitialEvents=true\
+                &resourceVersionMatch=NotOlderThan&allowWatchBookmarks=true";
+    let resp = open(&env.client(), "GET", path, &[], Vec::new()).await;
     let mut body = resp.into_body();
     let mut seen = Vec::new();
     let line = loop {

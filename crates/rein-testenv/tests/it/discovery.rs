@@ -10,6 +10,8 @@ use kube_client::{Client, core::discovery::v2::ACCEPT_AGGREGATED_DISCOVERY_V2};
 use rein_testenv::TestEnv;
 use serde_json::{Value, json};
 
+use super::http_support::{open, send};
+
 const AGGREGATED: &str = "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList";
 
 async fn with_crontab_crd(env: &TestEnv) {
@@ -23,11 +25,7 @@ async fn with_crontab_crd(env: &TestEnv) {
 
 /// GETs `path` with `accept`; answers (status, content type, etag, body).
 async fn get(client: &Client, path: &str, accept: &str) -> (u16, String, String, Value) {
-    let request = http::Request::get(path)
-        .header(header::ACCEPT, accept)
-        .body(Vec::new())
-        .expect("request");
-    let resp = client.send(request.map(Into::into)).await.expect("sends");
+    let resp = open(client, "GET", path, &[("accept", accept)], Vec::new()).await;
     let status = resp.status().as_u16();
     let text = |name| {
         resp.headers()
@@ -175,13 +173,9 @@ async fn aggregated_documents_match_kube_apiserver() {
     assert_eq!(resource(group, 0, "namespaces")["scope"], "Cluster");
 
     // The same ETag comes back as 304 Not Modified.
-    let request = http::Request::get("/api")
-        .header(header::ACCEPT, AGGREGATED)
-        .header(header::IF_NONE_MATCH, &etag)
-        .body(Vec::new())
-        .expect("request");
-    let resp = client.send(request.map(Into::into)).await.expect("sends");
-    assert_eq!(resp.status().as_u16(), 304);
+    let headers = [("accept", AGGREGATED), ("if-none-match", etag.as_str())];
+    let answer = send(&client, "GET", "/api", &headers, Vec::new()).await;
+    assert_eq!(answer.code, 304);
 
     let (_, _, _, apis) = get(&client, "/apis", AGGREGATED).await;
     let apps = apis["items"]

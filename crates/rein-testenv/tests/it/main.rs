@@ -23,6 +23,7 @@ mod faults;
 mod field_selectors;
 mod finalize_approval;
 mod future_rv;
+mod http_support;
 mod kubectl;
 mod kubectl_auth;
 mod kubectl_crd;

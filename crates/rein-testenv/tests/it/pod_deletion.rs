@@ -17,19 +17,41 @@ fn grace(pod: &Pod) -> Option<i64> {
     pod.metadata.deletion_grace_period_seconds
 }
 
-#[tokio::test]
-async fn a_bound_pod_is_kept_until_a_grace_zero_delete() {
+/// A server and its Pods in `default`.
+async fn start() -> (TestEnv, Api<Pod>) {
     let env = TestEnv::start().await.expect("starts");
-    let pods: Api<Pod> = Api::namespaced(env.client(), "default");
-    pods.create(&PostParams::default(), &pod("p", "p", Some("node-a")))
+    let pods = Api::namespaced(env.client(), "default");
+    (env, pods)
+}
+
+async fn create(pods: &Api<Pod>, pod: &Pod) {
+    pods.create(&PostParams::default(), pod)
         .await
         .expect("creates");
-    let answered = pods
-        .delete("p", &DeleteParams::default())
+}
+
+/// Delete options with a grace period of `seconds`.
+fn with_grace(seconds: u32) -> DeleteParams {
+    DeleteParams {
+        grace_period_seconds: Some(seconds),
+        ..Default::default()
+    }
+}
+
+/// Deletes the Pod `name`: the Pod the server answers (Pods answer the object, gone or kept).
+async fn delete(pods: &Api<Pod>, name: &str, params: &DeleteParams) -> Pod {
+    pods.delete(name, params)
         .await
         .expect("deletes")
         .left()
-        .expect("answers the pod, still there");
+        .expect("answers the pod")
+}
+
+#[tokio::test]
+async fn a_bound_pod_is_kept_until_a_grace_zero_delete() {
+    let (_env, pods) = start().await;
+    create(&pods, &pod("p", "p", Some("node-a"))).await;
+    let answered = delete(&pods, "p", &DeleteParams::default()).await;
     assert!(answered.metadata.deletion_timestamp.is_some());
     assert_eq!(
         grace(&answered),
@@ -41,31 +63,9 @@ async fn a_bound_pod_is_kept_until_a_grace_zero_delete() {
     assert_eq!(grace(&kept), Some(30));
 
     // A longer grace changes nothing; a shorter one moves the deadline.
-    let longer = pods
-        .delete(
-            "p",
-            &DeleteParams {
-                grace_period_seconds: Some(60),
-                ..Default::default()
-            },
-        )
-        .await
-        .expect("deletes")
-        .left()
-        .expect("still there");
+    let longer = delete(&pods, "p", &with_grace(60)).await;
     assert_eq!(grace(&longer), Some(30));
-    let shorter = pods
-        .delete(
-            "p",
-            &DeleteParams {
-                grace_period_seconds: Some(10),
-                ..Default::default()
-            },
-        )
-        .await
-        .expect("deletes")
-        .left()
-        .expect("still there");
+    let shorter = delete(&pods, "p", &with_grace(10)).await;
     assert_eq!(grace(&shorter), Some(10));
     let deadline = |p: &Pod| p.metadata.deletion_timestamp.clone().unwrap().0;
     assert_eq!(
@@ -81,38 +81,20 @@ async fn a_bound_pod_is_kept_until_a_grace_zero_delete() {
         .expect("updates the status");
     assert!(pods.get_opt("p").await.unwrap().is_some());
 
-    pods.delete(
-        "p",
-        &DeleteParams {
-            grace_period_seconds: Some(0),
-            ..Default::default()
-        },
-    )
-    .await
-    .expect("deletes")
-    .left()
-    .expect("pods answer the deleted object");
+    delete(&pods, "p", &with_grace(0)).await;
     assert!(pods.get_opt("p").await.unwrap().is_none());
 }
 
 #[tokio::test]
 async fn unbound_and_terminal_pods_go_at_once_after_a_marked_update() {
-    let env = TestEnv::start().await.expect("starts");
-    let pods: Api<Pod> = Api::namespaced(env.client(), "default");
-    pods.create(&PostParams::default(), &pod("unbound", "p", None))
-        .await
-        .expect("creates");
+    let (_env, pods) = start().await;
+    create(&pods, &pod("unbound", "p", None)).await;
     let mut events = pods
         .watch(&WatchParams::default().fields("metadata.name=unbound"), "0")
         .await
         .expect("watches")
         .boxed();
-    let gone = pods
-        .delete("unbound", &DeleteParams::default())
-        .await
-        .expect("deletes")
-        .left()
-        .expect("the deleted pod");
+    let gone = delete(&pods, "unbound", &DeleteParams::default()).await;
     assert_eq!(grace(&gone), Some(0));
     assert!(pods.get_opt("unbound").await.unwrap().is_none());
     // Watchers see the Pod marked with a zero grace, then removed.
@@ -133,9 +115,7 @@ async fn unbound_and_terminal_pods_go_at_once_after_a_marked_update() {
     }
     assert_eq!(seen, ["ADDED", "MODIFIED", "DELETED"]);
 
-    pods.create(&PostParams::default(), &pod("done", "p", Some("node-a")))
-        .await
-        .expect("creates");
+    create(&pods, &pod("done", "p", Some("node-a"))).await;
     let status = json!({"status": {"phase": "Succeeded"}});
     pods.patch_status("done", &PatchParams::default(), &Patch::Merge(&status))
         .await
@@ -148,13 +128,10 @@ async fn unbound_and_terminal_pods_go_at_once_after_a_marked_update() {
 
 #[tokio::test]
 async fn finalizers_hold_a_pod_whose_grace_is_over() {
-    let env = TestEnv::start().await.expect("starts");
-    let pods: Api<Pod> = Api::namespaced(env.client(), "default");
+    let (_env, pods) = start().await;
     let mut held = pod("held", "p", Some("node-a"));
     held.metadata.finalizers = Some(vec!["example.com/hold".into()]);
-    pods.create(&PostParams::default(), &held)
-        .await
-        .expect("creates");
+    create(&pods, &held).await;
     pods.delete("held", &DeleteParams::default())
         .await
         .expect("deletes");
@@ -164,32 +141,14 @@ async fn finalizers_hold_a_pod_whose_grace_is_over() {
         .await
         .expect("releases");
     assert!(pods.get_opt("held").await.unwrap().is_some());
-    pods.delete(
-        "held",
-        &DeleteParams {
-            grace_period_seconds: Some(0),
-            ..Default::default()
-        },
-    )
-    .await
-    .expect("deletes");
+    pods.delete("held", &with_grace(0)).await.expect("deletes");
     assert!(pods.get_opt("held").await.unwrap().is_none());
 
     // With the grace over, the last finalizer's removal removes the Pod.
     let mut held = pod("held2", "p", Some("node-a"));
     held.metadata.finalizers = Some(vec!["example.com/hold".into()]);
-    pods.create(&PostParams::default(), &held)
-        .await
-        .expect("creates");
-    pods.delete(
-        "held2",
-        &DeleteParams {
-            grace_period_seconds: Some(0),
-            ..Default::default()
-        },
-    )
-    .await
-    .expect("deletes");
+    create(&pods, &held).await;
+    pods.delete("held2", &with_grace(0)).await.expect("deletes");
     assert_eq!(grace(&pods.get("held2").await.expect("held")), Some(0));
     pods.patch("held2", &PatchParams::default(), &Patch::Merge(&release))
         .await
@@ -205,15 +164,8 @@ async fn a_kubelet_that_stops_pods_at_once_finishes_graceful_deletes() {
         .await
         .expect("starts");
     let pods: Api<Pod> = Api::namespaced(env.client(), "default");
-    pods.create(&PostParams::default(), &pod("p", "p", Some("node-a")))
-        .await
-        .expect("creates");
-    let answered = pods
-        .delete("p", &DeleteParams::default())
-        .await
-        .expect("deletes")
-        .left()
-        .expect("the pod");
+    create(&pods, &pod("p", "p", Some("node-a"))).await;
+    let answered = delete(&pods, "p", &DeleteParams::default()).await;
     assert_eq!(grace(&answered), Some(30));
     assert!(pods.get_opt("p").await.unwrap().is_none());
 }
@@ -226,26 +178,13 @@ async fn a_kubelet_that_waits_for_the_grace_period_finishes_the_delete_then() {
         .await
         .expect("starts");
     let pods: Api<Pod> = Api::namespaced(env.client(), "default");
-    pods.create(&PostParams::default(), &pod("p", "p", Some("node-a")))
-        .await
-        .expect("creates");
+    create(&pods, &pod("p", "p", Some("node-a"))).await;
     let mut events = pods
         .watch(&WatchParams::default().fields("metadata.name=p"), "0")
         .await
         .expect("watches")
         .boxed();
-    let answered = pods
-        .delete(
-            "p",
-            &DeleteParams {
-                grace_period_seconds: Some(1),
-                ..Default::default()
-            },
-        )
-        .await
-        .expect("deletes")
-        .left()
-        .expect("kept during its grace period");
+    let answered = delete(&pods, "p", &with_grace(1)).await;
     assert_eq!(grace(&answered), Some(1));
     // Marked, then finished by the kubelet (grace 0), then gone.
     let mut graces = Vec::new();

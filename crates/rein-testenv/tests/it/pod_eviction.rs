@@ -3,7 +3,7 @@
 //! for two budgets, unready Pods, dry run, and kube-client's typed `evict`.
 
 use k8s_openapi::api::core::v1::Pod;
-use k8s_openapi::api::policy::v1::PodDisruptionBudget;
+use k8s_openapi::api::policy::v1::{PodDisruptionBudget, PodDisruptionBudgetStatus};
 use kube_client::api::{Api, EvictParams, PostParams};
 use rein_testenv::TestEnv;
 use serde_json::{Value, json};
@@ -22,17 +22,47 @@ fn eviction(name: &str) -> Value {
 
 const EVICT: &str = "/api/v1/namespaces/default/pods";
 
+/// A server, and Pods and budgets in `default` through a client that does not retry 429s.
+async fn start() -> (TestEnv, Api<Pod>, Api<PodDisruptionBudget>) {
+    let env = TestEnv::start().await.expect("starts");
+    let pods = Api::namespaced(no_retry(&env), "default");
+    let budgets = Api::namespaced(no_retry(&env), "default");
+    (env, pods, budgets)
+}
+
+async fn create_budget(budgets: &Api<PodDisruptionBudget>, budget: PodDisruptionBudget) {
+    budgets
+        .create(&PostParams::default(), &budget)
+        .await
+        .expect("creates the budget");
+}
+
+/// The status of the budget `name`.
+async fn budget_status(
+    budgets: &Api<PodDisruptionBudget>,
+    name: &str,
+) -> PodDisruptionBudgetStatus {
+    let budget = budgets.get(name).await.expect("gets the budget");
+    budget.status.expect("has a status")
+}
+
+/// `status.disruptionsAllowed` of the budget `name`.
+async fn allowed(budgets: &Api<PodDisruptionBudget>, name: &str) -> i32 {
+    budget_status(budgets, name).await.disruptions_allowed
+}
+
+/// POSTs an Eviction of the Pod `name` (without retries): the status code and body.
+async fn evict(env: &TestEnv, name: &str) -> (u16, Value) {
+    let path = format!("{EVICT}/{name}/eviction");
+    post(&no_retry(env), &path, &eviction(name)).await
+}
+
 #[tokio::test]
 async fn eviction_without_a_budget_deletes_the_pod_and_answers_created_success() {
     let env = TestEnv::start().await.expect("starts");
     let pods: Api<Pod> = Api::namespaced(no_retry(&env), "default");
     running(&pods, pod("free", "free", None), true).await;
-    let (code, body) = post(
-        &no_retry(&env),
-        &format!("{EVICT}/free/eviction"),
-        &eviction("free"),
-    )
-    .await;
+    let (code, body) = evict(&env, "free").await;
     assert_eq!(code, 201, "{body}");
     assert_eq!(
         body,
@@ -52,12 +82,7 @@ async fn eviction_without_a_budget_deletes_the_pod_and_answers_created_success()
     let (code, _) = post(&no_retry(&env), &format!("{EVICT}/old/eviction"), &old).await;
     assert_eq!(code, 201);
 
-    let (code, body) = post(
-        &no_retry(&env),
-        &format!("{EVICT}/missing/eviction"),
-        &eviction("missing"),
-    )
-    .await;
+    let (code, body) = evict(&env, "missing").await;
     assert_eq!(
         status_of(&body),
         (404, "NotFound", "pods \"missing\" not found"),
@@ -79,23 +104,10 @@ async fn eviction_without_a_budget_deletes_the_pod_and_answers_created_success()
 
 #[tokio::test]
 async fn a_budget_with_no_disruption_left_blocks_the_eviction_with_429() {
-    let env = TestEnv::start().await.expect("starts");
-    let pods: Api<Pod> = Api::namespaced(no_retry(&env), "default");
-    let budgets: Api<PodDisruptionBudget> = Api::namespaced(no_retry(&env), "default");
+    let (env, pods, budgets) = start().await;
     running(&pods, pod("web-0", "web", Some("node-a")), true).await;
-    budgets
-        .create(
-            &PostParams::default(),
-            &budget("web", "web", json!({"minAvailable": 1})),
-        )
-        .await
-        .expect("creates the budget");
-    let status = budgets
-        .get("web")
-        .await
-        .expect("gets")
-        .status
-        .expect("has a status");
+    create_budget(&budgets, budget("web", "web", json!({"minAvailable": 1}))).await;
+    let status = budget_status(&budgets, "web").await;
     assert_eq!(
         (
             status.current_healthy,
@@ -116,12 +128,7 @@ async fn a_budget_with_no_disruption_left_blocks_the_eviction_with_429() {
         ("DisruptionAllowed", "False", "InsufficientPods")
     );
 
-    let (code, body) = post(
-        &no_retry(&env),
-        &format!("{EVICT}/web-0/eviction"),
-        &eviction("web-0"),
-    )
-    .await;
+    let (code, body) = evict(&env, "web-0").await;
     assert_eq!(code, 429, "{body}");
     assert_eq!(
         status_of(&body),
@@ -147,29 +154,12 @@ async fn a_budget_with_no_disruption_left_blocks_the_eviction_with_429() {
 
 #[tokio::test]
 async fn an_allowed_eviction_spends_the_budget() {
-    let env = TestEnv::start().await.expect("starts");
-    let pods: Api<Pod> = Api::namespaced(no_retry(&env), "default");
-    let budgets: Api<PodDisruptionBudget> = Api::namespaced(no_retry(&env), "default");
+    let (env, pods, budgets) = start().await;
     for name in ["web-0", "web-1", "web-2"] {
         running(&pods, pod(name, "web", Some("node-a")), true).await;
     }
-    budgets
-        .create(
-            &PostParams::default(),
-            &budget("web", "web", json!({"minAvailable": 2})),
-        )
-        .await
-        .expect("creates the budget");
-    assert_eq!(
-        budgets
-            .get("web")
-            .await
-            .unwrap()
-            .status
-            .unwrap()
-            .disruptions_allowed,
-        1
-    );
+    create_budget(&budgets, budget("web", "web", json!({"minAvailable": 2}))).await;
+    assert_eq!(allowed(&budgets, "web").await, 1);
 
     // A dry run spends nothing and deletes nothing.
     let (code, _) = post(
@@ -187,37 +177,18 @@ async fn an_allowed_eviction_spends_the_budget() {
             .deletion_timestamp
             .is_none()
     );
-    assert_eq!(
-        budgets
-            .get("web")
-            .await
-            .unwrap()
-            .status
-            .unwrap()
-            .disruptions_allowed,
-        1
-    );
+    assert_eq!(allowed(&budgets, "web").await, 1);
 
-    let (code, body) = post(
-        &no_retry(&env),
-        &format!("{EVICT}/web-0/eviction"),
-        &eviction("web-0"),
-    )
-    .await;
+    let (code, body) = evict(&env, "web-0").await;
     assert_eq!(code, 201, "{body}");
     // Bound to a node: terminating, for the kubelet to finish.
     let evicted = pods.get("web-0").await.expect("kept while terminating");
     assert!(evicted.metadata.deletion_timestamp.is_some());
-    let status = budgets.get("web").await.unwrap().status.unwrap();
+    let status = budget_status(&budgets, "web").await;
     assert_eq!(status.disruptions_allowed, 0);
     assert_eq!(status.current_healthy, 2);
 
-    let (code, body) = post(
-        &no_retry(&env),
-        &format!("{EVICT}/web-1/eviction"),
-        &eviction("web-1"),
-    )
-    .await;
+    let (code, body) = evict(&env, "web-1").await;
     assert_eq!(code, 429, "{body}");
     assert_eq!(
         body["details"]["causes"][0]["message"],
@@ -227,21 +198,13 @@ async fn an_allowed_eviction_spends_the_budget() {
 
 #[tokio::test]
 async fn unready_pods_and_budgets_counting_controllers() {
-    let env = TestEnv::start().await.expect("starts");
-    let pods: Api<Pod> = Api::namespaced(no_retry(&env), "default");
-    let budgets: Api<PodDisruptionBudget> = Api::namespaced(no_retry(&env), "default");
+    let (env, pods, budgets) = start().await;
     for name in ["db-0", "db-1"] {
         running(&pods, pod(name, "db", Some("node-a")), true).await;
     }
-    budgets
-        .create(
-            &PostParams::default(),
-            &budget("db", "db", json!({"maxUnavailable": 1})),
-        )
-        .await
-        .expect("creates");
+    create_budget(&budgets, budget("db", "db", json!({"maxUnavailable": 1}))).await;
     // maxUnavailable counts controllers' scale: these Pods have none, so none are expected.
-    let status = budgets.get("db").await.unwrap().status.unwrap();
+    let status = budget_status(&budgets, "db").await;
     assert_eq!((status.expected_pods, status.disruptions_allowed), (0, 0));
 
     // An unready Pod goes without spending an exhausted budget when the policy says so.
@@ -252,40 +215,19 @@ async fn unready_pods_and_budgets_counting_controllers() {
         .await
         .expect("creates");
     running(&pods, pod("lax-0", "lax", None), false).await;
-    assert_eq!(
-        budgets
-            .get("lax")
-            .await
-            .unwrap()
-            .status
-            .unwrap()
-            .disruptions_allowed,
-        0
-    );
-    let (code, body) = post(
-        &no_retry(&env),
-        &format!("{EVICT}/lax-0/eviction"),
-        &eviction("lax-0"),
-    )
-    .await;
+    assert_eq!(allowed(&budgets, "lax").await, 0);
+    let (code, body) = evict(&env, "lax-0").await;
     assert_eq!(code, 201, "{body}");
     assert!(pods.get_opt("lax-0").await.unwrap().is_none());
 
     // The default policy (IfHealthyBudget) keeps an unready Pod while the budget is not met.
-    budgets
-        .create(
-            &PostParams::default(),
-            &budget("strict", "strict", json!({"minAvailable": 1})),
-        )
-        .await
-        .expect("creates");
-    running(&pods, pod("strict-0", "strict", None), false).await;
-    let (code, body) = post(
-        &no_retry(&env),
-        &format!("{EVICT}/strict-0/eviction"),
-        &eviction("strict-0"),
+    create_budget(
+        &budgets,
+        budget("strict", "strict", json!({"minAvailable": 1})),
     )
     .await;
+    running(&pods, pod("strict-0", "strict", None), false).await;
+    let (code, body) = evict(&env, "strict-0").await;
     assert_eq!(code, 429, "{body}");
     assert_eq!(
         body["details"]["causes"][0]["message"],
@@ -295,25 +237,12 @@ async fn unready_pods_and_budgets_counting_controllers() {
 
 #[tokio::test]
 async fn two_budgets_over_one_pod_answer_500_and_terminal_pods_ignore_budgets() {
-    let env = TestEnv::start().await.expect("starts");
-    let pods: Api<Pod> = Api::namespaced(no_retry(&env), "default");
-    let budgets: Api<PodDisruptionBudget> = Api::namespaced(no_retry(&env), "default");
+    let (env, pods, budgets) = start().await;
     running(&pods, pod("api-0", "api", None), true).await;
     for name in ["one", "two"] {
-        budgets
-            .create(
-                &PostParams::default(),
-                &budget(name, "api", json!({"minAvailable": 0})),
-            )
-            .await
-            .expect("creates");
+        create_budget(&budgets, budget(name, "api", json!({"minAvailable": 0}))).await;
     }
-    let (code, body) = post(
-        &no_retry(&env),
-        &format!("{EVICT}/api-0/eviction"),
-        &eviction("api-0"),
-    )
-    .await;
+    let (code, body) = evict(&env, "api-0").await;
     assert_eq!(code, 500, "{body}");
     assert_eq!(
         body["message"],
@@ -325,12 +254,7 @@ async fn two_budgets_over_one_pod_answer_500_and_terminal_pods_ignore_budgets() 
     pods.create(&PostParams::default(), &pod("api-1", "api", None))
         .await
         .expect("creates");
-    let (code, _) = post(
-        &no_retry(&env),
-        &format!("{EVICT}/api-1/eviction"),
-        &eviction("api-1"),
-    )
-    .await;
+    let (code, _) = evict(&env, "api-1").await;
     assert_eq!(code, 201);
 }
 
@@ -374,15 +298,13 @@ async fn max_unavailable_counts_the_scale_of_the_pods_controllers() {
         p.metadata.owner_references = Some(vec![replica_set.controller_owner_ref(&()).unwrap()]);
         running(&pods, p, true).await;
     }
-    budgets
-        .create(
-            &PostParams::default(),
-            &budget("web", "web", json!({"maxUnavailable": "50%"})),
-        )
-        .await
-        .expect("creates");
+    create_budget(
+        &budgets,
+        budget("web", "web", json!({"maxUnavailable": "50%"})),
+    )
+    .await;
     // The ReplicaSet belongs to the Deployment: its 4 replicas are expected, 2 may be down.
-    let status = budgets.get("web").await.unwrap().status.unwrap();
+    let status = budget_status(&budgets, "web").await;
     assert_eq!(
         (
             status.expected_pods,
@@ -392,19 +314,9 @@ async fn max_unavailable_counts_the_scale_of_the_pods_controllers() {
         ),
         (4, 2, 3, 1)
     );
-    let (code, _) = post(
-        &no_retry(&env),
-        &format!("{EVICT}/web-1-a/eviction"),
-        &eviction("web-1-a"),
-    )
-    .await;
+    let (code, _) = evict(&env, "web-1-a").await;
     assert_eq!(code, 201);
-    let (code, body) = post(
-        &no_retry(&env),
-        &format!("{EVICT}/web-1-b/eviction"),
-        &eviction("web-1-b"),
-    )
-    .await;
+    let (code, body) = evict(&env, "web-1-b").await;
     assert_eq!(code, 429, "{body}");
 
     // A Pod whose controller cannot be found fails the sync: nothing may be disrupted.
@@ -414,7 +326,7 @@ async fn max_unavailable_counts_the_scale_of_the_pods_controllers() {
     reference.uid = "00000000-0000-0000-0000-000000000000".into();
     stray.metadata.owner_references = Some(vec![reference]);
     running(&pods, stray, true).await;
-    let status = budgets.get("web").await.unwrap().status.unwrap();
+    let status = budget_status(&budgets, "web").await;
     assert_eq!(status.disruptions_allowed, 0);
     let condition = &status.conditions.unwrap()[0];
     assert_eq!(
@@ -425,26 +337,15 @@ async fn max_unavailable_counts_the_scale_of_the_pods_controllers() {
 
 #[tokio::test]
 async fn evictions_go_through_admission_webhooks_as_evictions() {
-    use super::admission_support::{Webhook, core_rules, deny, entry, install};
+    use super::admission_support::{Webhook, core_rules, deny, install_one};
 
     let env = TestEnv::start().await.expect("starts");
     let pods: Api<Pod> = Api::namespaced(no_retry(&env), "default");
     running(&pods, pod("web-0", "web", None), true).await;
     let hook = Webhook::start(|_| deny(403, "evictions are paused")).await;
     let rules = core_rules(&["CREATE"], &["pods/eviction"]);
-    install(
-        &env,
-        "Validating",
-        "v",
-        vec![entry("v.example.com", &hook, "/v", rules, json!({}))],
-    )
-    .await;
-    let (code, body) = post(
-        &no_retry(&env),
-        &format!("{EVICT}/web-0/eviction"),
-        &eviction("web-0"),
-    )
-    .await;
+    install_one(&env, "Validating", &hook, rules).await;
+    let (code, body) = evict(&env, "web-0").await;
     assert_eq!(code, 403, "{body}");
     assert_eq!(
         body["message"],

@@ -1,11 +1,13 @@
 //! Helpers shared by the Pod subresource and deletion tests: raw requests and Pods in a given
 //! state.
 
-use http::header;
 use k8s_openapi::api::core::v1::Pod;
 use kube_client::Client;
 use kube_client::api::{Api, Patch, PatchParams, PostParams};
 use serde_json::{Value, json};
+
+use super::http_support::send_json;
+pub(super) use super::http_support::status_of;
 
 /// One raw request: the status code, the `Content-Type` and the body (JSON when it parses,
 /// else a JSON string of the text).
@@ -16,32 +18,10 @@ pub(super) async fn raw(
     content_type: &str,
     body: &Value,
 ) -> (u16, String, Value) {
-    let bytes = if body.is_null() {
-        Vec::new()
-    } else {
-        serde_json::to_vec(body).expect("encodes")
-    };
-    let request = http::Request::builder()
-        .method(method)
-        .uri(path)
-        .header(header::CONTENT_TYPE, content_type)
-        .body(bytes)
-        .expect("request");
-    let resp = client.send(request.map(Into::into)).await.expect("sends");
-    let status = resp.status().as_u16();
-    let content_type = resp
-        .headers()
-        .get(header::CONTENT_TYPE)
-        .and_then(|v| v.to_str().ok())
-        .unwrap_or_default()
-        .to_string();
-    let bytes = http_body_util::BodyExt::collect(resp.into_body())
-        .await
-        .expect("reads")
-        .to_bytes();
-    let body = serde_json::from_slice(&bytes)
-        .unwrap_or_else(|_| Value::String(String::from_utf8_lossy(&bytes).into_owned()));
-    (status, content_type, body)
+    let body = (!body.is_null()).then_some(body);
+    let answer = send_json(client, method, path, content_type, body).await;
+    let body = answer.json_or_text();
+    (answer.code, answer.content_type, body)
 }
 
 /// A JSON POST.
@@ -77,15 +57,6 @@ pub(super) async fn running(api: &Api<Pod>, pod: Pod, ready: bool) -> Pod {
     api.patch_status(&name, &PatchParams::default(), &Patch::Merge(&status))
         .await
         .expect("sets the pod's status")
-}
-
-/// The (code, reason, message) of a Status body.
-pub(super) fn status_of(body: &Value) -> (u64, &str, &str) {
-    (
-        body["code"].as_u64().unwrap_or_default(),
-        body["reason"].as_str().unwrap_or_default(),
-        body["message"].as_str().unwrap_or_default(),
-    )
 }
 
 /// A client that does not retry 429 answers (kube-client's default retries them up to 15

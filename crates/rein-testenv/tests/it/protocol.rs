@@ -4,7 +4,6 @@
 use std::sync::Arc;
 
 use futures::StreamExt;
-use http::header;
 use k8s_openapi::api::core::v1::{ConfigMap, Namespace};
 use kube_client::Client;
 use kube_client::api::{
@@ -14,6 +13,8 @@ use kube_runtime::controller::Action;
 use kube_runtime::finalizer::{Event, finalizer};
 use rein_testenv::TestEnv;
 use serde_json::{Value, json};
+
+use super::http_support::{self, status_of};
 
 fn config_map(name: &str) -> ConfigMap {
     serde_json::from_value(json!({
@@ -33,36 +34,10 @@ async fn raw(
     content_type: &str,
     body: &str,
 ) -> (u16, String, Value) {
-    let request = http::Request::builder()
-        .method(method)
-        .uri(path)
-        .header(header::CONTENT_TYPE, content_type)
-        .body(body.as_bytes().to_vec())
-        .expect("request");
-    let resp = client.send(request.map(Into::into)).await.expect("sends");
-    let status = resp.status().as_u16();
-    let content_type = resp
-        .headers()
-        .get(header::CONTENT_TYPE)
-        .and_then(|v| v.to_str().ok())
-        .unwrap_or_default()
-        .to_string();
-    let bytes = http_body_util::BodyExt::collect(resp.into_body())
-        .await
-        .expect("reads")
-        .to_bytes();
-    let body = serde_json::from_slice(&bytes)
-        .unwrap_or_else(|_| Value::String(String::from_utf8_lossy(&bytes).into_owned()));
-    (status, content_type, body)
-}
-
-/// The (code, reason, message) of a Status body.
-fn status_of(body: &Value) -> (u64, &str, &str) {
-    (
-        body["code"].as_u64().unwrap_or_default(),
-        body["reason"].as_str().unwrap_or_default(),
-        body["message"].as_str().unwrap_or_default(),
-    )
+    let headers = [("content-type", content_type)];
+    let answer = http_support::send(client, method, path, &headers, body.as_bytes().to_vec()).await;
+    let body = answer.json_or_text();
+    (answer.code, answer.content_type, body)
 }
 
 /// kube-runtime's finalizer helper adds, keeps and removes its finalizer with JSON patches whose
@@ -346,17 +321,9 @@ async fn streaming_list_without_bookmarks_is_allowed() {
         .expect("creates");
     // kube-client refuses this combination itself, so the request is raw; the first frame
     // of the stream carries the ADDED event.
-    let request = http::Request::get(
-        "/api/v1/namespaces/default/configmaps?watch=true&sendInitialEvents=true\
-         &resourceVersionMatch=NotOlderThan",
-    )
-    .body(Vec::new())
-    .expect("request");
-    let resp = env
-        .client()
-        .send(request.map(Into::into))
-        .await
-        .expect("sends");
+    let path = "/api/v1/namespaces/default/configmaps?watch=true&sendInitialEvents=true\
+                &resourceVersionMatch=NotOlderThan";
+    let resp = http_support::open(&env.client(), "GET", path, &[], Vec::new()).await;
     assert_eq!(resp.status().as_u16(), 200);
     let mut body = resp.into_body();
     let frame = http_body_util::BodyExt::frame(&mut body)

@@ -9,6 +9,7 @@ use kube_client::{Client, Error};
 use rein_testenv::{AdmissionPlugin, TestEnv};
 use serde_json::{Value, json};
 
+use super::http_support::send_json;
 use super::kubectl::Server;
 
 /// Sends `body` to `path` with `method`; answers the status code and the JSON body.
@@ -18,19 +19,8 @@ pub(super) async fn raw(client: &Client, method: &str, path: &str, body: Value) 
     } else {
         "application/json"
     };
-    let request = http::Request::builder()
-        .method(method)
-        .uri(path)
-        .header(http::header::CONTENT_TYPE, content_type)
-        .body(body.to_string().into_bytes())
-        .expect("request");
-    let resp = client.send(request.map(Into::into)).await.expect("sends");
-    let code = resp.status().as_u16();
-    let bytes = http_body_util::BodyExt::collect(resp.into_body())
-        .await
-        .expect("reads")
-        .to_bytes();
-    (code, serde_json::from_slice(&bytes).unwrap_or(Value::Null))
+    let answer = send_json(client, method, path, content_type, Some(&body)).await;
+    (answer.code, answer.json())
 }
 
 /// Creates the namespace `name`.
@@ -441,36 +431,24 @@ fn kubectl_creates_and_describes_quotas_and_hits_them() {
 /// (whose denial is the answer when both would refuse).
 #[tokio::test]
 async fn built_in_plugins_run_in_kube_apiservers_order_around_webhooks() {
-    use crate::admission_support::{Webhook, allow, core_rules, deny, entry, install, send};
+    use crate::admission_support::{Webhook, allow, core_rules, deny, install_one, send};
 
     let env = TestEnv::start().await.expect("server starts");
     let client = env.client();
     let mutating = Webhook::start(|_| allow()).await;
-    install(
+    install_one(
         &env,
         "Mutating",
-        "m",
-        vec![entry(
-            "m.example.com",
-            &mutating,
-            "/m",
-            core_rules(&["CREATE"], &["pods"]),
-            json!({}),
-        )],
+        &mutating,
+        core_rules(&["CREATE"], &["pods"]),
     )
     .await;
     let validating = Webhook::start(|_| deny(403, "no more config maps")).await;
-    install(
+    install_one(
         &env,
         "Validating",
-        "v",
-        vec![entry(
-            "v.example.com",
-            &validating,
-            "/v",
-            core_rules(&["CREATE"], &["configmaps"]),
-            json!({}),
-        )],
+        &validating,
+        core_rules(&["CREATE"], &["configmaps"]),
     )
     .await;
     let quotas: Api<ResourceQuota> = Api::namespaced(client.clone(), "default");

@@ -2,11 +2,12 @@
 //! (`PartialObjectMetadata`, through kube-client's `*_metadata` calls) and YAML.
 
 use futures::StreamExt;
-use http::header;
 use k8s_openapi::api::core::v1::ConfigMap;
 use kube_client::api::{Api, ListParams, PostParams, WatchEvent, WatchParams};
 use rein_testenv::TestEnv;
 use serde_json::{Value, json};
+
+use super::http_support::get_as;
 
 fn config_map(name: &str) -> ConfigMap {
     serde_json::from_value(json!({
@@ -19,31 +20,9 @@ fn config_map(name: &str) -> ConfigMap {
 
 /// GETs `path` with `accept`: (status, content type, body text).
 async fn get(env: &TestEnv, path: &str, accept: &str) -> (u16, String, String) {
-    let request = http::Request::get(path)
-        .header(header::ACCEPT, accept)
-        .body(Vec::new())
-        .expect("request");
-    let resp = env
-        .client()
-        .send(request.map(Into::into))
-        .await
-        .expect("sends");
-    let status = resp.status().as_u16();
-    let content_type = resp
-        .headers()
-        .get(header::CONTENT_TYPE)
-        .and_then(|v| v.to_str().ok())
-        .unwrap_or_default()
-        .to_string();
-    let bytes = http_body_util::BodyExt::collect(resp.into_body())
-        .await
-        .expect("reads")
-        .to_bytes();
-    (
-        status,
-        content_type,
-        String::from_utf8_lossy(&bytes).into_owned(),
-    )
+    let answer = get_as(&env.client(), path, accept).await;
+    let text = answer.text();
+    (answer.code, answer.content_type, text)
 }
 
 #[tokio::test]

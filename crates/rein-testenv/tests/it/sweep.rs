@@ -5,11 +5,11 @@
 use std::path::Path;
 use std::process::Command;
 
-use http::header;
 use kube_client::Client;
 use rein_testenv::TestEnv;
 use serde_json::{Value, json};
 
+use super::http_support;
 use super::kubectl::Server;
 
 /// An answer: status code, `Content-Type`, body as text and as JSON (`Null` if not JSON).
@@ -27,30 +27,12 @@ async fn send(
     content_type: &str,
     body: Option<Value>,
 ) -> Answer {
-    let bytes = body.map(|b| b.to_string().into_bytes()).unwrap_or_default();
-    let request = http::Request::builder()
-        .method(method)
-        .uri(path)
-        .header(header::CONTENT_TYPE, content_type)
-        .body(bytes)
-        .expect("request");
-    let resp = client.send(request.map(Into::into)).await.expect("sends");
-    let code = resp.status().as_u16();
-    let content_type = resp
-        .headers()
-        .get(header::CONTENT_TYPE)
-        .and_then(|v| v.to_str().ok())
-        .unwrap_or_default()
-        .to_string();
-    let bytes = http_body_util::BodyExt::collect(resp.into_body())
-        .await
-        .expect("reads")
-        .to_bytes();
+    let answer = http_support::send_json(client, method, path, content_type, body.as_ref()).await;
     Answer {
-        code,
-        content_type,
-        text: String::from_utf8_lossy(&bytes).into_owned(),
-        body: serde_json::from_slice(&bytes).unwrap_or(Value::Null),
+        text: answer.text(),
+        body: answer.json(),
+        code: answer.code,
+        content_type: answer.content_type,
     }
 }
 

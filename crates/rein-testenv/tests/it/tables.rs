@@ -2,32 +2,21 @@
 //! columns at priority 1), cells computed as kube's printers compute them, and
 //! `includeObject`.
 
-use http::header;
 use kube_client::Api;
 use kube_client::api::{DynamicObject, Patch, PatchParams, PostParams};
 use kube_client::discovery::ApiResource;
 use rein_testenv::TestEnv;
 use serde_json::{Value, json};
 
+use super::http_support::{get_as, open};
+
 const TABLE: &str = "application/json;as=Table;v=v1;g=meta.k8s.io,application/json";
 
 /// GETs `path` as a Table: (status, body).
 async fn table(env: &TestEnv, path: &str) -> (u16, Value) {
-    let request = http::Request::get(path)
-        .header(header::ACCEPT, TABLE)
-        .body(Vec::new())
-        .expect("request");
-    let resp = env
-        .client()
-        .send(request.map(Into::into))
-        .await
-        .expect("sends");
-    let status = resp.status().as_u16();
-    let bytes = http_body_util::BodyExt::collect(resp.into_body())
-        .await
-        .expect("reads")
-        .to_bytes();
-    (status, serde_json::from_slice(&bytes).expect("json"))
+    let answer = get_as(&env.client(), path, TABLE).await;
+    let body = serde_json::from_slice(&answer.bytes).expect("json");
+    (answer.code, body)
 }
 
 /// Creates `obj` at `api`, then merge-patches its status.
@@ -429,17 +418,9 @@ async fn table_watch_sends_column_definitions_once() {
             .await
             .expect("creates");
     }
-    let request = http::Request::get(format!(
-        "/api/v1/namespaces/default/configmaps?watch=1&resourceVersion={from}"
-    ))
-    .header(header::ACCEPT, TABLE)
-    .body(Vec::new())
-    .expect("request");
-    let resp = env
-        .client()
-        .send(request.map(Into::into))
-        .await
-        .expect("sends");
+    let path = format!("/api/v1/namespaces/default/configmaps?watch=1&resourceVersion={from}");
+    let headers = [("accept", TABLE)];
+    let resp = open(&env.client(), "GET", &path, &headers, Vec::new()).await;
     let mut body = resp.into_body();
     let mut text = String::new();
     while text.lines().count() < 2 {

@@ -3,12 +3,13 @@
 //! are validated (422 with kube's causes and field paths), and bodies and data have size
 //! limits. A refused write leaves nothing behind.
 
-use http::header;
 use k8s_openapi::api::core::v1::{ConfigMap, Pod};
 use kube_client::Client;
 use kube_client::api::{Api, ListParams};
 use rein_testenv::TestEnv;
 use serde_json::{Value, json};
+
+use super::http_support;
 
 /// An answer: status code, `Warning` headers, body.
 struct Answer {
@@ -24,29 +25,12 @@ async fn send(
     content_type: &str,
     body: Vec<u8>,
 ) -> Answer {
-    let request = http::Request::builder()
-        .method(method)
-        .uri(path)
-        .header(header::CONTENT_TYPE, content_type)
-        .body(body)
-        .expect("request");
-    let resp = client.send(request.map(Into::into)).await.expect("sends");
-    let code = resp.status().as_u16();
-    let warnings = resp
-        .headers()
-        .get_all(header::WARNING)
-        .iter()
-        .map(|v| v.to_str().unwrap_or_default().to_string())
-        .collect();
-    let bytes = http_body_util::BodyExt::collect(resp.into_body())
-        .await
-        .expect("reads")
-        .to_bytes();
-    let body = serde_json::from_slice(&bytes).unwrap_or(Value::Null);
+    let headers = [("content-type", content_type)];
+    let answer = http_support::send(client, method, path, &headers, body).await;
     Answer {
-        code,
-        warnings,
-        body,
+        body: answer.json(),
+        code: answer.code,
+        warnings: answer.warnings,
     }
 }
 
@@ -122,51 +106,59 @@ async fn bodies_of_the_wrong_type_answer_the_decoders_400_and_store_nothing() {
     let client = env.client();
     let before = env.resource_version();
 
-    let mut d = deployment(
+    let mut replicas = deployment(
         "d",
         json!({"matchLabels": {"app": "d"}}),
         json!({"app": "d"}),
     );
-    d["spec"]["replicas"] = json!("three");
-    assert_bad_request(
-        &post(&client, DEPLOYMENTS, d).await,
-        "Deployment in version \"v1\" cannot be handled as a Deployment: json: cannot unmarshal \
-         string into Go struct field DeploymentSpec.spec.replicas of type int32",
-    );
-    let mut p = pod("p", json!([{"name": "c", "image": "nginx"}]));
-    p["metadata"]["labels"] = json!("notamap");
-    assert_bad_request(
-        &post(&client, PODS, p).await,
-        "Pod in version \"v1\" cannot be handled as a Pod: json: cannot unmarshal string into Go \
-         struct field ObjectMeta.metadata.labels of type map[string]string",
-    );
-    let p = pod(
+    replicas["spec"]["replicas"] = json!("three");
+    let mut labels = pod("p", json!([{"name": "c", "image": "nginx"}]));
+    labels["metadata"]["labels"] = json!("notamap");
+    let port = pod(
         "p",
         json!([{"name": "c", "image": "nginx", "ports": [{"containerPort": 1.5}]}]),
     );
-    assert_bad_request(
-        &post(&client, PODS, p).await,
-        "Pod in version \"v1\" cannot be handled as a Pod: json: cannot unmarshal number 1.5 \
-         into Go struct field ContainerPort.spec.containers.ports.containerPort of type int32",
-    );
-    let cm = json!({"metadata": {"name": "c"}, "data": {"n": 1}});
-    assert_bad_request(
-        &post(&client, CONFIG_MAPS, cm).await,
-        "ConfigMap in version \"v1\" cannot be handled as a ConfigMap: json: cannot unmarshal \
-         number into Go struct field ConfigMap.data of type string",
-    );
-    let secret = json!({"metadata": {"name": "s"}, "data": {"k": "not base64!"}});
-    assert_bad_request(
-        &post(&client, SECRETS, secret).await,
-        "Secret in version \"v1\" cannot be handled as a Secret: illegal base64 data at input \
-         byte 3",
-    );
-    let spec = json!({"metadata": {"name": "svc"}, "spec": "ClusterIP"});
-    assert_bad_request(
-        &post(&client, SERVICES, spec).await,
-        "Service in version \"v1\" cannot be handled as a Service: json: cannot unmarshal \
-         string into Go struct field Service.spec of type v1.ServiceSpec",
-    );
+    for (path, body, message) in [
+        (
+            DEPLOYMENTS,
+            replicas,
+            "Deployment in version \"v1\" cannot be handled as a Deployment: json: cannot \
+             unmarshal string into Go struct field DeploymentSpec.spec.replicas of type int32",
+        ),
+        (
+            PODS,
+            labels,
+            "Pod in version \"v1\" cannot be handled as a Pod: json: cannot unmarshal string \
+             into Go struct field ObjectMeta.metadata.labels of type map[string]string",
+        ),
+        (
+            PODS,
+            port,
+            "Pod in version \"v1\" cannot be handled as a Pod: json: cannot unmarshal number \
+             1.5 into Go struct field ContainerPort.spec.containers.ports.containerPort of type \
+             int32",
+        ),
+        (
+            CONFIG_MAPS,
+            json!({"metadata": {"name": "c"}, "data": {"n": 1}}),
+            "ConfigMap in version \"v1\" cannot be handled as a ConfigMap: json: cannot \
+             unmarshal number into Go struct field ConfigMap.data of type string",
+        ),
+        (
+            SECRETS,
+            json!({"metadata": {"name": "s"}, "data": {"k": "not base64!"}}),
+            "Secret in version \"v1\" cannot be handled as a Secret: illegal base64 data at \
+             input byte 3",
+        ),
+        (
+            SERVICES,
+            json!({"metadata": {"name": "svc"}, "spec": "ClusterIP"}),
+            "Service in version \"v1\" cannot be handled as a Service: json: cannot unmarshal \
+             string into Go struct field Service.spec of type v1.ServiceSpec",
+        ),
+    ] {
+        assert_bad_request(&post(&client, path, body).await, message);
+    }
 
     assert_eq!(env.resource_version(), before, "nothing was written");
     let pods: Api<Pod> = Api::default_namespaced(client.clone());

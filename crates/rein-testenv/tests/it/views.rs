@@ -4,7 +4,6 @@
 //! `componentstatuses` is virtual and read-only.
 
 use futures::{StreamExt, TryStreamExt};
-use http::header;
 use k8s_openapi::api::core::v1::{ComponentStatus, Event as CoreEvent};
 use k8s_openapi::api::events::v1::Event as NewEvent;
 use kube_client::Client;
@@ -13,6 +12,8 @@ use kube_client::api::{
 };
 use rein_testenv::TestEnv;
 use serde_json::{Value, json};
+
+use super::http_support::send_json;
 
 const CORE: &str = "/api/v1/namespaces/default/events";
 const NEW: &str = "/apis/events.k8s.io/v1/namespaces/default/events";
@@ -24,29 +25,9 @@ async fn send(
     path: &str,
     body: Option<Value>,
 ) -> (u16, Vec<String>, Value) {
-    let request = http::Request::builder()
-        .method(method)
-        .uri(path)
-        .header(header::CONTENT_TYPE, "application/json")
-        .body(body.map(|b| b.to_string().into_bytes()).unwrap_or_default())
-        .expect("request");
-    let resp = client.send(request.map(Into::into)).await.expect("sends");
-    let code = resp.status().as_u16();
-    let warnings = resp
-        .headers()
-        .get_all(header::WARNING)
-        .iter()
-        .map(|v| v.to_str().unwrap_or_default().to_string())
-        .collect();
-    let bytes = http_body_util::BodyExt::collect(resp.into_body())
-        .await
-        .expect("reads")
-        .to_bytes();
-    (
-        code,
-        warnings,
-        serde_json::from_slice(&bytes).unwrap_or(Value::Null),
-    )
+    let answer = send_json(client, method, path, "application/json", body.as_ref()).await;
+    let body = answer.json();
+    (answer.code, answer.warnings, body)
 }
 
 fn core_event(name: &str) -> Value {

@@ -54,40 +54,37 @@ pub(super) fn human_duration(secs: i64) -> String {
     }
     let minutes = secs / 60;
     if minutes < 10 {
-        return match secs % 60 {
-            0 => format!("{minutes}m"),
-            s => format!("{minutes}m{s}s"),
-        };
+        return units(minutes, 'm', secs % 60, 's');
     }
     if minutes < 180 {
         return format!("{minutes}m");
     }
     let hours = secs / 3600;
     if hours < 8 {
-        return match minutes % 60 {
-            0 => format!("{hours}h"),
-            m => format!("{hours}h{m}m"),
-        };
+        return units(hours, 'h', minutes % 60, 'm');
     }
     if hours < 48 {
         return format!("{hours}h");
     }
     if hours < 24 * 8 {
-        return match hours % 24 {
-            0 => format!("{}d", hours / 24),
-            h => format!("{}d{h}h", hours / 24),
-        };
+        return units(hours / 24, 'd', hours % 24, 'h');
     }
     if hours < 24 * 365 * 2 {
         return format!("{}d", hours / 24);
     }
     if hours < 24 * 365 * 8 {
-        return match (hours / 24) % 365 {
-            0 => format!("{}y", hours / 24 / 365),
-            d => format!("{}y{d}d", hours / 24 / 365),
-        };
+        return units(hours / 24 / 365, 'y', (hours / 24) % 365, 'd');
     }
     format!("{}y", hours / 24 / 365)
+}
+
+/// `{big}{big_unit}`, followed by `{small}{small_unit}` unless `small` is 0 (`3m`, `3m20s`).
+fn units(big: i64, big_unit: char, small: i64, small_unit: char) -> String {
+    if small == 0 {
+        format!("{big}{big_unit}")
+    } else {
+        format!("{big}{big_unit}{small}{small_unit}")
+    }
 }
 
 /// `labels.FormatLabels`: `k=v` pairs sorted by key, or `<none>`.

@@ -47,7 +47,7 @@ pub(super) fn printer(group: &str, plural: &str) -> Option<Printer> {
                     n(o),
                     s(&bound("/spec/minAvailable")),
                     s(&bound("/spec/maxUnavailable")),
-                    json!(int(o, "/status/disruptionsAllowed")),
+                    num(o, "/status/disruptionsAllowed"),
                     a(o, now),
                 ])
             },
@@ -184,11 +184,7 @@ pub(super) fn printer(group: &str, plural: &str) -> Option<Printer> {
         ("scheduling.k8s.io", "priorityclasses") => (
             vec![
                 name(),
-                col(
-                    "Value",
-                    "integer",
-                    doc("scheduling.v1.PriorityClass", "value"),
-                ),
+                int_col("Value", "scheduling.v1.PriorityClass", "value"),
                 col(
                     "Global-Default",
                     "boolean",
@@ -204,7 +200,7 @@ pub(super) fn printer(group: &str, plural: &str) -> Option<Printer> {
             |o, now| {
                 cells(vec![
                     n(o),
-                    json!(int(o, "/value")),
+                    num(o, "/value"),
                     json!(
                         o.get("globalDefault")
                             .and_then(Value::as_bool)
@@ -529,7 +525,7 @@ pub(super) fn printer(group: &str, plural: &str) -> Option<Printer> {
                 cells(vec![
                     n(o),
                     s(text(o, "/spec/priorityLevelConfiguration/name")),
-                    json!(int(o, "/spec/matchingPrecedence")),
+                    num(o, "/spec/matchingPrecedence"),
                     s(or(text(o, "/spec/distinguisherMethod/type"), "<none>")),
                     a(o, now),
                     s(missing),

@@ -26,11 +26,7 @@ pub(super) fn printer(group: &str, plural: &str) -> Option<Printer> {
         ),
         ("", "events") | ("events.k8s.io", "events") => (event_columns(), event_row),
         ("", "configmaps") => (
-            vec![
-                name(),
-                col("Data", "integer", doc("core.v1.ConfigMap", "data")),
-                age(),
-            ],
+            vec![name(), int_col("Data", "core.v1.ConfigMap", "data"), age()],
             |o, now| {
                 let count = keys(o, "/data") + keys(o, "/binaryData");
                 cells(vec![n(o), json!(count), a(o, now)])
@@ -40,7 +36,7 @@ pub(super) fn printer(group: &str, plural: &str) -> Option<Printer> {
             vec![
                 name(),
                 col("Type", "string", doc("core.v1.Secret", "type")),
-                col("Data", "integer", doc("core.v1.Secret", "data")),
+                int_col("Data", "core.v1.Secret", "data"),
                 age(),
             ],
             |o, now| {
@@ -67,40 +63,8 @@ pub(super) fn printer(group: &str, plural: &str) -> Option<Printer> {
         ("", "persistentvolumeclaims") => (pvc_columns(), pvc_row),
         ("", "persistentvolumes") => (pv_columns(), pv_row),
         ("", "replicationcontrollers") => (
-            workload(
-                vec![
-                    name(),
-                    col(
-                        "Desired",
-                        "integer",
-                        doc("core.v1.ReplicationControllerSpec", "replicas"),
-                    ),
-                    col(
-                        "Current",
-                        "integer",
-                        doc("core.v1.ReplicationControllerStatus", "replicas"),
-                    ),
-                    col(
-                        "Ready",
-                        "integer",
-                        doc("core.v1.ReplicationControllerStatus", "readyReplicas"),
-                    ),
-                    age(),
-                ],
-                Some(doc("core.v1.ReplicationControllerSpec", "selector")),
-            ),
-            |o, now| {
-                let mut c = vec![
-                    n(o),
-                    json!(replicas(o)),
-                    json!(int(o, "/status/replicas")),
-                    json!(int(o, "/status/readyReplicas")),
-                    a(o, now),
-                ];
-                template_cells(&mut c, o, "/spec/template/spec");
-                c.push(s(&labels(o.pointer("/spec/selector"))));
-                cells(c)
-            },
+            replica_columns("core.v1.ReplicationController"),
+            |o, now| replica_row(o, now, labels),
         ),
         ("", "podtemplates") => (
             vec![

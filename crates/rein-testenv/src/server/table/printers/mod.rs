@@ -161,5 +161,46 @@ fn replicas(o: &Value) -> i64 {
     int(o, "/spec/replicas")
 }
 
+/// The integer at `at` (0 when absent), as a cell.
+fn num(o: &Value, at: &str) -> Value {
+    json!(int(o, at))
+}
+
+/// An integer column described by `field` of `io.k8s.api.<definition>`.
+fn int_col(name: &'static str, definition: &str, field: &str) -> Column {
+    col(name, "integer", doc(definition, field))
+}
+
+/// The columns of a controller keeping `spec.replicas` copies of a Pod template, described by
+/// `io.k8s.api.<api>Spec` and `<api>Status` (`apps.v1.ReplicaSet`,
+/// `core.v1.ReplicationController`).
+fn replica_columns(api: &str) -> Vec<Column> {
+    let (spec, status) = (format!("{api}Spec"), format!("{api}Status"));
+    workload(
+        vec![
+            name(),
+            int_col("Desired", &spec, "replicas"),
+            int_col("Current", &status, "replicas"),
+            int_col("Ready", &status, "readyReplicas"),
+            age(),
+        ],
+        Some(doc(&spec, "selector")),
+    )
+}
+
+/// The row of such a controller, its `spec.selector` printed by `selector`.
+fn replica_row(o: &Value, now: jiff::Timestamp, selector: fn(Option<&Value>) -> String) -> Row {
+    let mut c = vec![
+        n(o),
+        json!(replicas(o)),
+        num(o, "/status/replicas"),
+        num(o, "/status/readyReplicas"),
+        a(o, now),
+    ];
+    template_cells(&mut c, o, "/spec/template/spec");
+    c.push(s(&selector(o.pointer("/spec/selector"))));
+    cells(c)
+}
+
 #[cfg(test)]
 mod tests;

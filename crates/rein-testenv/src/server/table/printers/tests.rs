@@ -147,3 +147,78 @@ fn nodes_roles_and_events_of_both_apis() {
     assert_eq!(cell(&row, 6), "scaled up");
     assert_eq!(row.cells[8], json!(1));
 }
+
+#[test]
+fn replica_sets_and_replication_controllers_print_alike_but_for_the_selector() {
+    let object = |selector: Value| {
+        json!({
+            "metadata": {"name": "web", "creationTimestamp": "2025-01-01T00:00:00Z"},
+            "spec": {
+                "replicas": 3,
+                "selector": selector,
+                "template": {"spec": {"containers": [
+                    {"name": "app", "image": "app:1"}, {"name": "side", "image": "side:1"},
+                ]}},
+            },
+            "status": {"replicas": 2, "readyReplicas": 1},
+        })
+    };
+    let cases = [
+        (
+            "apps",
+            "replicasets",
+            "io.k8s.api.apps.v1.ReplicaSet",
+            object(json!({"matchLabels": {"app": "web"}})),
+        ),
+        (
+            "",
+            "replicationcontrollers",
+            "io.k8s.api.core.v1.ReplicationController",
+            object(json!({"app": "web"})),
+        ),
+    ];
+    for (group, plural, definition, obj) in cases {
+        let printer = super::printer(group, plural).expect("a printer");
+        let columns: Vec<_> = printer
+            .columns
+            .iter()
+            .map(|c| (c.name, c.kind, c.priority))
+            .collect();
+        assert_eq!(
+            columns,
+            [
+                ("Name", "string", 0),
+                ("Desired", "integer", 0),
+                ("Current", "integer", 0),
+                ("Ready", "integer", 0),
+                ("Age", "string", 0),
+                ("Containers", "string", 1),
+                ("Images", "string", 1),
+                ("Selector", "string", 1),
+            ],
+            "{plural}"
+        );
+        let described = |c: usize, definition: &str, field: &str| {
+            let want = crate::openapi::field_description(definition, field);
+            assert_eq!(printer.columns[c].description, want, "{plural} column {c}");
+        };
+        described(1, &format!("{definition}Spec"), "replicas");
+        described(2, &format!("{definition}Status"), "replicas");
+        described(3, &format!("{definition}Status"), "readyReplicas");
+        described(7, &format!("{definition}Spec"), "selector");
+        assert_eq!(
+            (printer.row)(&obj, now()).cells,
+            [
+                json!("web"),
+                json!(3),
+                json!(2),
+                json!(1),
+                json!("60m"),
+                json!("app,side"),
+                json!("app:1,side:1"),
+                json!("app=web"),
+            ],
+            "{plural}"
+        );
+    }
+}

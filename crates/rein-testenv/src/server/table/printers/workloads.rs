@@ -6,42 +6,9 @@ use super::*;
 pub(super) fn printer(group: &str, plural: &str) -> Option<Printer> {
     let (columns, row): (Vec<Column>, RowFn) = match (group, plural) {
         ("apps", "deployments") => (deployment_columns(), deployment_row),
-        ("apps", "replicasets") => (
-            workload(
-                vec![
-                    name(),
-                    col(
-                        "Desired",
-                        "integer",
-                        doc("apps.v1.ReplicaSetSpec", "replicas"),
-                    ),
-                    col(
-                        "Current",
-                        "integer",
-                        doc("apps.v1.ReplicaSetStatus", "replicas"),
-                    ),
-                    col(
-                        "Ready",
-                        "integer",
-                        doc("apps.v1.ReplicaSetStatus", "readyReplicas"),
-                    ),
-                    age(),
-                ],
-                Some(doc("apps.v1.ReplicaSetSpec", "selector")),
-            ),
-            |o, now| {
-                let mut c = vec![
-                    n(o),
-                    json!(replicas(o)),
-                    json!(int(o, "/status/replicas")),
-                    json!(int(o, "/status/readyReplicas")),
-                    a(o, now),
-                ];
-                template_cells(&mut c, o, "/spec/template/spec");
-                c.push(s(&label_selector(o.pointer("/spec/selector"))));
-                cells(c)
-            },
-        ),
+        ("apps", "replicasets") => (replica_columns("apps.v1.ReplicaSet"), |o, now| {
+            replica_row(o, now, label_selector)
+        }),
         ("apps", "statefulsets") => (
             workload(
                 vec![
@@ -85,12 +52,7 @@ pub(super) fn printer(group: &str, plural: &str) -> Option<Printer> {
                         };
                         format!("{gk}/{}", text(r, "/name"))
                     });
-                cells(vec![
-                    n(o),
-                    s(&controller),
-                    json!(int(o, "/revision")),
-                    a(o, now),
-                ])
+                cells(vec![n(o), s(&controller), num(o, "/revision"), a(o, now)])
             },
         ),
         ("batch", "jobs") => (job_columns(), job_row),
@@ -143,16 +105,8 @@ fn deployment_columns() -> Vec<Column> {
         vec![
             name(),
             col("Ready", "string", "Number of the pod with ready state"),
-            col(
-                "Up-to-date",
-                "integer",
-                doc("apps.v1.DeploymentStatus", "updatedReplicas"),
-            ),
-            col(
-                "Available",
-                "integer",
-                doc("apps.v1.DeploymentStatus", "availableReplicas"),
-            ),
+            int_col("Up-to-date", "apps.v1.DeploymentStatus", "updatedReplicas"),
+            int_col("Available", "apps.v1.DeploymentStatus", "availableReplicas"),
             age(),
         ],
         Some(doc("apps.v1.DeploymentSpec", "selector")),
@@ -167,8 +121,8 @@ fn deployment_row(o: &Value, now: jiff::Timestamp) -> Row {
             int(o, "/status/readyReplicas"),
             replicas(o)
         )),
-        json!(int(o, "/status/updatedReplicas")),
-        json!(int(o, "/status/availableReplicas")),
+        num(o, "/status/updatedReplicas"),
+        num(o, "/status/availableReplicas"),
         a(o, now),
     ];
     template_cells(&mut c, o, "/spec/template/spec");
@@ -180,31 +134,23 @@ fn daemonset_columns() -> Vec<Column> {
     workload(
         vec![
             name(),
-            col(
+            int_col(
                 "Desired",
-                "integer",
-                doc("apps.v1.DaemonSetStatus", "desiredNumberScheduled"),
+                "apps.v1.DaemonSetStatus",
+                "desiredNumberScheduled",
             ),
-            col(
+            int_col(
                 "Current",
-                "integer",
-                doc("apps.v1.DaemonSetStatus", "currentNumberScheduled"),
+                "apps.v1.DaemonSetStatus",
+                "currentNumberScheduled",
             ),
-            col(
-                "Ready",
-                "integer",
-                doc("apps.v1.DaemonSetStatus", "numberReady"),
-            ),
-            col(
+            int_col("Ready", "apps.v1.DaemonSetStatus", "numberReady"),
+            int_col(
                 "Up-to-date",
-                "integer",
-                doc("apps.v1.DaemonSetStatus", "updatedNumberScheduled"),
+                "apps.v1.DaemonSetStatus",
+                "updatedNumberScheduled",
             ),
-            col(
-                "Available",
-                "integer",
-                doc("apps.v1.DaemonSetStatus", "numberAvailable"),
-            ),
+            int_col("Available", "apps.v1.DaemonSetStatus", "numberAvailable"),
             col(
                 "Node Selector",
                 "string",
@@ -219,11 +165,11 @@ fn daemonset_columns() -> Vec<Column> {
 fn daemonset_row(o: &Value, now: jiff::Timestamp) -> Row {
     let mut c = vec![
         n(o),
-        json!(int(o, "/status/desiredNumberScheduled")),
-        json!(int(o, "/status/currentNumberScheduled")),
-        json!(int(o, "/status/numberReady")),
-        json!(int(o, "/status/updatedNumberScheduled")),
-        json!(int(o, "/status/numberAvailable")),
+        num(o, "/status/desiredNumberScheduled"),
+        num(o, "/status/currentNumberScheduled"),
+        num(o, "/status/numberReady"),
+        num(o, "/status/updatedNumberScheduled"),
+        num(o, "/status/numberAvailable"),
         s(&labels(o.pointer("/spec/template/spec/nodeSelector"))),
         a(o, now),
     ];
@@ -307,7 +253,7 @@ fn cronjob_columns() -> Vec<Column> {
                 doc("batch.v1.CronJobSpec", "timeZone"),
             ),
             col("Suspend", "boolean", doc("batch.v1.CronJobSpec", "suspend")),
-            col("Active", "integer", doc("batch.v1.CronJobStatus", "active")),
+            int_col("Active", "batch.v1.CronJobStatus", "active"),
             col(
                 "Last Schedule",
                 "string",
@@ -371,8 +317,8 @@ fn hpa_row(o: &Value, now: jiff::Timestamp) -> Row {
         s(&reference),
         s(&targets),
         s(&min),
-        json!(int(o, "/spec/maxReplicas")),
-        json!(int(o, "/status/currentReplicas")),
+        num(o, "/spec/maxReplicas"),
+        num(o, "/status/currentReplicas"),
         a(o, now),
     ])
 }
