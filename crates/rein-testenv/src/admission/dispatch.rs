@@ -28,18 +28,20 @@ enum Failure {
     Refused(ApiError),
 }
 
-/// Runs the mutating webhooks over `object`; answers the mutated object.
+/// Runs the mutating webhooks over `object`; answers the mutated object, and whether any
+/// webhook changed it (in either round).
 pub(super) async fn mutate(
     call: &Call<'_>,
     hooks: &[Hook],
     mut object: Option<Value>,
     warnings: &mut Vec<String>,
-) -> Result<Option<Value>, ApiError> {
+) -> Result<(Option<Value>, bool), ApiError> {
     // kube-apiserver's webhookReinvokeContext: the IfNeeded webhooks called since the last
     // change, and those a later change asks to be called again.
     let mut invoked_since_change: HashSet<usize> = HashSet::new();
     let mut reinvoke: HashSet<usize> = HashSet::new();
     let mut changed_any = false;
+    let mut mutated = false;
     for round in 0..2 {
         if round == 1 && !changed_any {
             break;
@@ -57,6 +59,7 @@ pub(super) async fn mutate(
                 Err(Failure::Calling(why)) => return Err(calling_error(&hook.name, &why)),
                 Err(Failure::Refused(e)) => return Err(e),
             };
+            mutated |= changed;
             if changed && round == 0 {
                 reinvoke.extend(invoked_since_change.drain());
                 changed_any = true;
@@ -66,7 +69,7 @@ pub(super) async fn mutate(
             }
         }
     }
-    Ok(object)
+    Ok((object, mutated))
 }
 
 /// Runs the validating webhooks over `object`, all at once; the first failure in

@@ -225,9 +225,7 @@ pub(crate) async fn admit(
         (Some(obj), Operation::Create) => before_create(obj, attrs.name.is_empty()),
         _ => Vec::new(),
     };
-    let before = (!mutating.is_empty()).then(|| new.clone()).flatten();
-    let mut object = dispatch::mutate(&call, &mutating, new, &mut warnings).await?;
-    let changed = before.is_some() && object != before;
+    let (mut object, changed) = dispatch::mutate(&call, &mutating, new, &mut warnings).await?;
     if let Some(Value::Object(meta)) = object.as_mut().and_then(|o| o.get_mut("metadata")) {
         meta.extend(assigned);
     }

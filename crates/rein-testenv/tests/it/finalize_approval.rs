@@ -51,7 +51,6 @@ async fn finalize_changes_spec_finalizers_and_holds_a_terminating_namespace() {
         if terminating["spec"]["finalizers"] == json!(["example.com/hold"]) {
             break;
         }
-        tokio::task::yield_now().await;
         tokio::time::sleep(std::time::Duration::from_millis(20)).await;
         terminating = serde_json::to_value(namespaces.get("held").await.unwrap()).unwrap();
     }

@@ -10,6 +10,15 @@ use serde_json::{Value, json};
 
 use super::quota::{forbidden, namespace, pod};
 
+/// Creates `pod` and answers the created Pod as JSON.
+async fn created(pods: &Api<Pod>, pod: Pod) -> Value {
+    let created = pods
+        .create(&PostParams::default(), &pod)
+        .await
+        .expect("creates");
+    serde_json::to_value(&created).expect("json")
+}
+
 async fn limit_range(client: &Client, ns: &str, limits: Value) -> LimitRange {
     let api: Api<LimitRange> = Api::namespaced(client.clone(), ns);
     let lr =
@@ -54,11 +63,7 @@ async fn container_defaults_fill_in_what_pods_leave_out() {
     );
 
     let pods: Api<Pod> = Api::namespaced(client.clone(), "lr");
-    let created = pods
-        .create(&PostParams::default(), &pod("bare", json!({})))
-        .await
-        .expect("creates");
-    let json = serde_json::to_value(&created).expect("json");
+    let json = created(&pods, pod("bare", json!({}))).await;
     assert_eq!(
         json["spec"]["containers"][0]["resources"],
         json!({
@@ -72,14 +77,7 @@ async fn container_defaults_fill_in_what_pods_leave_out() {
          container app"
     );
     // What a container sets is kept; a limit without a request is its request.
-    let created = pods
-        .create(
-            &PostParams::default(),
-            &pod("own", json!({"limits": {"cpu": "2"}})),
-        )
-        .await
-        .expect("creates");
-    let json = serde_json::to_value(&created).expect("json");
+    let json = created(&pods, pod("own", json!({"limits": {"cpu": "2"}}))).await;
     assert_eq!(
         json["spec"]["containers"][0]["resources"],
         json!({
@@ -246,14 +244,7 @@ async fn limit_ranger_off_leaves_pods_as_sent() {
     )
     .await;
     let pods: Api<Pod> = Api::namespaced(client.clone(), "default");
-    let created = pods
-        .create(
-            &PostParams::default(),
-            &pod("as-sent", json!({"limits": {"cpu": "4"}})),
-        )
-        .await
-        .expect("not enforced");
-    let json = serde_json::to_value(&created).expect("json");
+    let json = created(&pods, pod("as-sent", json!({"limits": {"cpu": "4"}}))).await;
     // No default, no max: only the Pod defaulting's requests copied from the limits.
     assert_eq!(
         json["spec"]["containers"][0]["resources"],

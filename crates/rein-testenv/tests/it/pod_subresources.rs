@@ -7,7 +7,7 @@ use kube_client::api::{Api, LogParams, Patch, PatchParams, PostParams};
 use rein_testenv::TestEnv;
 use serde_json::{Value, json};
 
-use super::pod_support::{pod, post, raw, status_of};
+use super::pod_support::{get, pod, post, raw, status_of};
 
 const PODS: &str = "/api/v1/namespaces/default/pods";
 
@@ -112,14 +112,7 @@ async fn ephemeral_containers_may_only_be_added() {
         .await
         .expect("creates");
     let path = format!("{PODS}/p/ephemeralcontainers");
-    let (code, _, got) = raw(
-        &env.client(),
-        "GET",
-        &path,
-        "application/json",
-        &Value::Null,
-    )
-    .await;
+    let (code, _, got) = get(&env.client(), &path).await;
     assert_eq!((code, got["kind"].as_str()), (200, Some("Pod")));
 
     // kubectl debug's strategic merge patch.
@@ -191,14 +184,7 @@ async fn logs_of_an_unbound_pod_are_empty_and_containers_are_checked() {
     pods.create(&PostParams::default(), &pod("p", "p", None))
         .await
         .expect("creates");
-    let (code, _, body) = raw(
-        &env.client(),
-        "GET",
-        &format!("{PODS}/p/log"),
-        "application/json",
-        &Value::Null,
-    )
-    .await;
+    let (code, _, body) = get(&env.client(), &format!("{PODS}/p/log")).await;
     assert_eq!((code, body), (204, json!("")));
     assert_eq!(
         pods.logs("p", &LogParams::default())
@@ -207,27 +193,13 @@ async fn logs_of_an_unbound_pod_are_empty_and_containers_are_checked() {
         ""
     );
 
-    let (code, _, body) = raw(
-        &env.client(),
-        "GET",
-        &format!("{PODS}/p/log?container=nope"),
-        "application/json",
-        &Value::Null,
-    )
-    .await;
+    let (code, _, body) = get(&env.client(), &format!("{PODS}/p/log?container=nope")).await;
     assert_eq!(code, 400);
     assert_eq!(
         status_of(&body),
         (400, "BadRequest", "container nope is not valid for pod p")
     );
-    let (code, _, _) = raw(
-        &env.client(),
-        "GET",
-        &format!("{PODS}/none/log"),
-        "application/json",
-        &Value::Null,
-    )
-    .await;
+    let (code, _, _) = get(&env.client(), &format!("{PODS}/none/log")).await;
     assert_eq!(code, 404);
 }
 
@@ -296,14 +268,7 @@ async fn connect_verbs_need_a_host_and_a_kubelet() {
         body["message"],
         "error dialing backend: dial tcp 10.1.2.3:10250: connect: connection refused"
     );
-    let (code, _, body) = raw(
-        &env.client(),
-        "GET",
-        &format!("{PODS}/q/log?tailLines=5"),
-        "application/json",
-        &Value::Null,
-    )
-    .await;
+    let (code, _, body) = get(&env.client(), &format!("{PODS}/q/log?tailLines=5")).await;
     assert_eq!(code, 500);
     assert_eq!(
         body["message"],
@@ -355,27 +320,13 @@ async fn the_legacy_bindings_resource_binds_the_named_pod() {
         body["message"],
         "Operation cannot be fulfilled on pods/binding \"p\": pod p is already assigned to node \"node-a\""
     );
-    let (code, _, body) = raw(
-        &env.client(),
-        "GET",
-        bindings,
-        "application/json",
-        &Value::Null,
-    )
-    .await;
+    let (code, _, body) = get(&env.client(), bindings).await;
     assert_eq!(
         (code, body["reason"].as_str()),
         (405, Some("MethodNotAllowed"))
     );
 
-    let (code, _, discovery) = raw(
-        &env.client(),
-        "GET",
-        "/api/v1",
-        "application/json",
-        &Value::Null,
-    )
-    .await;
+    let (code, _, discovery) = get(&env.client(), "/api/v1").await;
     assert_eq!(code, 200);
     let listed = discovery["resources"]
         .as_array()

@@ -9,8 +9,13 @@ use serde_json::{Value, json};
 use super::http_support::send_json;
 pub(super) use super::http_support::status_of;
 
+/// A GET of `path` with no body: status, content type and body.
+pub(super) async fn get(client: &Client, path: &str) -> (u16, String, Value) {
+    raw(client, "GET", path, "application/json", &Value::Null).await
+}
+
 /// One raw request: the status code, the `Content-Type` and the body (JSON when it parses,
-/// else a JSON string of the text).
+/// else a JSON string of the text); a `null` body sends none.
 pub(super) async fn raw(
     client: &Client,
     method: &str,

@@ -305,78 +305,44 @@ async fn subject_access_reviews_match_rules_as_kube_does() {
         yes["reason"],
         "RBAC: allowed by RoleBinding \"writers/default\" of Role \"status-writer\" to Group \"team\""
     );
-    assert!(!allowed(
-        &review(
-            &admin,
+    for (user, groups, attributes, want) in [
+        (
             "dana",
-            &["team"],
-            res("update", "apps", "deployments", "", "d")
-        )
-        .await
-    ));
-    assert!(!allowed(
-        &review(
-            &admin,
+            "team",
+            res("update", "apps", "deployments", "", "d"),
+            false,
+        ),
+        (
             "dana",
-            &["team"],
-            res("update", "apps", "deployments", "scale", "d")
-        )
-        .await
-    ));
-    assert!(allowed(
-        &review(
-            &admin,
+            "team",
+            res("update", "apps", "deployments", "scale", "d"),
+            false,
+        ),
+        (
             "dana",
-            &["team"],
-            res("get", "", "configmaps", "", "settings")
-        )
-        .await
-    ));
-    assert!(!allowed(
-        &review(
-            &admin,
+            "team",
+            res("get", "", "configmaps", "", "settings"),
+            true,
+        ),
+        (
             "dana",
-            &["team"],
-            res("get", "", "configmaps", "", "other")
-        )
-        .await
-    ));
-    assert!(!allowed(
-        &review(
-            &admin,
-            "dana",
-            &["team"],
-            res("list", "", "configmaps", "", "")
-        )
-        .await
-    ));
-    assert!(allowed(
-        &review(
-            &admin,
-            "dana",
-            &["team"],
-            res("get", "", "pods", "log", "p")
-        )
-        .await
-    ));
-    assert!(!allowed(
-        &review(
-            &admin,
-            "dana",
-            &["others"],
-            res("get", "", "pods", "log", "p")
-        )
-        .await
-    ));
-    assert!(allowed(
-        &review(
-            &admin,
+            "team",
+            res("get", "", "configmaps", "", "other"),
+            false,
+        ),
+        ("dana", "team", res("list", "", "configmaps", "", ""), false),
+        ("dana", "team", res("get", "", "pods", "log", "p"), true),
+        ("dana", "others", res("get", "", "pods", "log", "p"), false),
+        (
             "x",
-            &["system:masters"],
-            res("delete", "", "nodes", "", "n")
-        )
-        .await
-    ));
+            "system:masters",
+            res("delete", "", "nodes", "", "n"),
+            true,
+        ),
+    ] {
+        let status = review(&admin, user, &[groups], attributes.clone()).await;
+        assert_eq!(allowed(&status), want, "{user} in {groups}: {attributes}");
+    }
 
     let prom = "system:serviceaccount:monitoring:prom";
     let scrape = review(
@@ -392,33 +358,14 @@ async fn subject_access_reviews_match_rules_as_kube_does() {
         "RBAC: allowed by ClusterRoleBinding \"scrapers\" of ClusterRole \"scraper\" to \
          ServiceAccount \"prom/monitoring\""
     );
-    assert!(allowed(
-        &review(
-            &admin,
-            prom,
-            &[],
-            json!({"path": "/debug/pprof", "verb": "get"})
-        )
-        .await
-    ));
-    assert!(!allowed(
-        &review(
-            &admin,
-            prom,
-            &[],
-            json!({"path": "/metrics", "verb": "post"})
-        )
-        .await
-    ));
-    assert!(!allowed(
-        &review(
-            &admin,
-            "system:serviceaccount:other:prom",
-            &[],
-            json!({"path": "/metrics", "verb": "get"})
-        )
-        .await
-    ));
+    for (user, path, verb, want) in [
+        (prom, "/debug/pprof", "get", true),
+        (prom, "/metrics", "post", false),
+        ("system:serviceaccount:other:prom", "/metrics", "get", false),
+    ] {
+        let status = review(&admin, user, &[], json!({"path": path, "verb": verb})).await;
+        assert_eq!(allowed(&status), want, "{user}: {verb} {path}");
+    }
 
     // Validation.
     let err = post(
