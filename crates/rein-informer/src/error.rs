@@ -53,6 +53,8 @@ pub enum Error {
         message: String,
         /// The server's `details.retryAfterSeconds` (0 when absent).
         retry_after_seconds: u32,
+        /// The server's `details.causes` (empty when absent).
+        causes: Vec<kube_client::core::response::StatusCause>,
     },
     /// A watch closed almost immediately without delivering any event.
     #[error("watching: the stream closed within a second without any event")]
@@ -72,6 +74,38 @@ impl Error {
             } => status_is_expired(*code, reason, message),
             _ => false,
         }
+    }
+
+    /// True if the requested resourceVersion is newer than any the server has (client-go's
+    /// `isTooLargeResourceVersionError`): a `ResourceVersionTooLarge` cause, or, from servers
+    /// before 1.18.6, a timeout whose cause message or own message says "Too large resource
+    /// version". The reflector then lists again from the newest version (`""`).
+    pub fn is_too_large_resource_version(&self) -> bool {
+        match self {
+            Error::Api {
+                source: kube_client::Error::Api(s),
+                ..
+            } => status_is_too_large(
+                s.code,
+                &s.reason,
+                &s.message,
+                s.details.as_ref().map_or(&[][..], |d| &d.causes[..]),
+            ),
+            Error::WatchStatus {
+                code,
+                reason,
+                message,
+                causes,
+                ..
+            } => status_is_too_large(*code, reason, message, causes),
+            _ => false,
+        }
+    }
+
+    /// True if the error means the last synced resourceVersion cannot be used again: it
+    /// [expired](Self::is_expired) or is [too large](Self::is_too_large_resource_version).
+    pub fn resource_version_unavailable(&self) -> bool {
+        self.is_expired() || self.is_too_large_resource_version()
     }
 
     /// True if the server rejected the request itself (a 4xx other than 409, 410 and 429),
@@ -136,7 +170,24 @@ pub(crate) fn status_is_expired(code: u16, reason: &str, message: &str) -> bool 
         || reason == "Expired"
         || reason == "Gone"
         || message.contains("too old resource version")
-        || message.contains("Too large resource version")
+}
+
+/// client-go's `isTooLargeResourceVersionError` over a status's parts.
+pub(crate) fn status_is_too_large(
+    code: u16,
+    reason: &str,
+    message: &str,
+    causes: &[kube_client::core::response::StatusCause],
+) -> bool {
+    const CAUSE: &str = "ResourceVersionTooLarge";
+    const MESSAGE: &str = "Too large resource version";
+    if causes.iter().any(|c| c.reason == CAUSE) {
+        return true;
+    }
+    // Servers 1.17.0-1.18.5 answer a timeout with the message in a cause; older ones in the
+    // status's own message.
+    let timeout = reason == "Timeout" || (reason.is_empty() && code == 504);
+    timeout && (causes.iter().any(|c| c.message == MESSAGE) || message.contains(MESSAGE))
 }
 
 pub(crate) fn client_error_is_expired(err: &kube_client::Error) -> bool {
@@ -156,6 +207,7 @@ mod tests {
             reason: reason.into(),
             message: message.into(),
             retry_after_seconds: 0,
+            causes: Vec::new(),
         }
     }
 
@@ -175,6 +227,61 @@ mod tests {
         assert!(!status(429, "", "").is_internal_error());
     }
 
+    /// The three shapes client-go's `TestReflectorFullListIfTooLarge` answers with.
+    #[test]
+    fn recognises_too_large_resource_versions() {
+        let cause = |reason: &str, message: &str| kube_client::core::response::StatusCause {
+            reason: reason.into(),
+            message: message.into(),
+            field: String::new(),
+        };
+        let timeout = |message: &str, causes| {
+            let mut st = kube_client::core::Status::failure(message, "Timeout").with_code(504);
+            st.details = Some(kube_client::core::response::StatusDetails {
+                name: String::new(),
+                group: String::new(),
+                kind: String::new(),
+                uid: String::new(),
+                causes,
+                retry_after_seconds: 1,
+            });
+            Error::Api {
+                action: "listing",
+                source: kube_client::Error::Api(st.boxed()),
+            }
+        };
+        let by_cause_type = timeout(
+            "too large resource version",
+            vec![cause("ResourceVersionTooLarge", "")],
+        );
+        let by_cause_message = timeout(
+            "too large resource version",
+            vec![cause("", "Too large resource version")],
+        );
+        let by_message = timeout("Too large resource version", vec![]);
+        for err in [&by_cause_type, &by_cause_message, &by_message] {
+            assert!(err.is_too_large_resource_version(), "{err:?}");
+            assert!(err.resource_version_unavailable());
+            assert!(!err.is_expired());
+        }
+        assert!(!timeout("too large resource version", vec![]).is_too_large_resource_version());
+        let watch = Error::WatchStatus {
+            code: 504,
+            reason: "Timeout".into(),
+            message: "Too large resource version: 40, current: 30".into(),
+            retry_after_seconds: 1,
+            causes: vec![cause(
+                "ResourceVersionTooLarge",
+                "Too large resource version",
+            )],
+        };
+        assert!(watch.is_too_large_resource_version());
+        assert!(
+            !status(500, "InternalError", "Too large resource version")
+                .is_too_large_resource_version()
+        );
+    }
+
     #[test]
     fn reads_retry_after() {
         assert_eq!(status(429, "TooManyRequests", "").retry_after(), None);
@@ -183,6 +290,7 @@ mod tests {
             reason: "TooManyRequests".into(),
             message: String::new(),
             retry_after_seconds: 3,
+            causes: Vec::new(),
         };
         assert_eq!(with.retry_after(), Some(std::time::Duration::from_secs(3)));
         let mut st =

@@ -122,6 +122,35 @@ fn build_error(e: kube_client::core::request::Error) -> kube_client::Error {
     kube_client::Error::BuildRequest(e)
 }
 
+/// Puts back the `resourceVersion=0` kube-core leaves out of a list that also sets `limit`:
+/// client-go sends both on a reflector's first page, so it is served from the watch cache
+/// rather than as a consistent read from etcd.
+fn keep_resource_version_zero(
+    mut req: http::Request<Vec<u8>>,
+    params: &ListParams,
+) -> Result<http::Request<Vec<u8>>, kube_client::Error> {
+    let drops_it = params.limit.is_some()
+        && params.continue_token.is_none()
+        && params.resource_version.as_deref() == Some("0");
+    let already = req.uri().query().is_some_and(|q| {
+        q.split('&')
+            .any(|pair| pair.starts_with("resourceVersion="))
+    });
+    if !drops_it || already {
+        return Ok(req);
+    }
+    let uri = match req.uri().query() {
+        Some(_) => format!("{}&resourceVersion=0", req.uri()),
+        None => format!("{}?resourceVersion=0", req.uri()),
+    };
+    *req.uri_mut() = uri.parse().map_err(|e: http::uri::InvalidUri| {
+        kube_client::Error::BuildRequest(kube_client::core::request::Error::Validation(
+            e.to_string(),
+        ))
+    })?;
+    Ok(req)
+}
+
 #[async_trait]
 impl<K> ListerWatcher<K> for ApiListerWatcher<K>
 where
@@ -137,6 +166,7 @@ where
             self.request.list(&params)
         }
         .map_err(build_error)?;
+        let req = keep_resource_version_zero(req, &params)?;
         let list = if self.options.skip_managed_fields {
             let list = self
                 .client

@@ -103,6 +103,8 @@ pub(crate) struct FaultState {
     pub(crate) latency: Mutex<Duration>,
     pub(crate) paused: watch::Sender<bool>,
     pub(crate) store: Arc<Store>,
+    /// [`Faults::fail_watches`]: how many times it ran, and the code of the last.
+    pub(crate) watch_failures: Mutex<(u64, u16)>,
 }
 
 impl Faults {
@@ -113,6 +115,7 @@ impl Faults {
                 latency: Mutex::new(Duration::ZERO),
                 paused: watch::Sender::new(false),
                 store,
+                watch_failures: Mutex::new((0, 0)),
             }),
         }
     }
@@ -120,6 +123,20 @@ impl Faults {
     /// Ends every open watch stream now (clients see the response end, as on a server restart).
     pub fn close_watches(&self) {
         self.inner.store.lock().close_watches();
+    }
+
+    /// Ends every open watch stream with one ERROR event, then closes it: how kube-apiserver
+    /// reports a watch that failed after it started (500 InternalError when etcd loses its
+    /// leader, 410 Expired, 429 TooManyRequests). The event carries the `Status` the same
+    /// code gets from [`Fault`]s.
+    pub fn fail_watches(&self, code: u16) {
+        let mut store = self.inner.store.lock();
+        {
+            let mut failures = self.inner.watch_failures.lock();
+            failures.0 += 1;
+            failures.1 = code;
+        }
+        store.close_watches();
     }
 
     /// Queues a canned error answer; faults are consumed in the order they were injected.
@@ -170,6 +187,18 @@ impl Faults {
 }
 
 impl FaultState {
+    /// How many times [`Faults::fail_watches`] has run.
+    pub(crate) fn watch_failure_count(&self) -> u64 {
+        self.watch_failures.lock().0
+    }
+
+    /// The error to end a watch with that started when [`Self::watch_failure_count`] was
+    /// `seen` and whose events just stopped, if `fail_watches` stopped them.
+    pub(crate) fn watch_failure_since(&self, seen: u64) -> Option<crate::status::ApiError> {
+        let (count, code) = *self.watch_failures.lock();
+        (count > seen).then(|| fault_error(code, None))
+    }
+
     /// Whether new requests are held now.
     pub(crate) fn is_paused(&self) -> bool {
         *self.paused.borrow()
@@ -203,4 +232,24 @@ impl FaultState {
         let mut rx = self.paused.subscribe();
         let _ = rx.wait_for(|paused| !paused).await;
     }
+}
+
+/// The `Status` an injected fault answers with.
+pub(crate) fn fault_error(code: u16, retry_after_secs: Option<u64>) -> crate::status::ApiError {
+    use crate::status::ApiError;
+    let mut err = match code {
+        429 => ApiError::new(
+            429,
+            "TooManyRequests",
+            "the server has received too many requests and has asked us to try again later",
+        ),
+        410 => ApiError::expired("too old resource version: injected fault"),
+        code => ApiError::new(
+            code,
+            "InternalError",
+            "an error on the server (\"injected fault\") has prevented the request from succeeding",
+        ),
+    };
+    err.retry_after = retry_after_secs;
+    err
 }

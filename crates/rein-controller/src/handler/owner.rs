@@ -65,20 +65,27 @@ impl EnqueueRequestForOwner {
         } else {
             meta.namespace.clone().unwrap_or_default()
         };
-        let mut out = Vec::new();
-        for owner in meta.owner_references.iter().flatten() {
-            if self.only_controller && owner.controller != Some(true) {
-                continue;
-            }
-            let group = owner
-                .api_version
-                .rsplit_once('/')
-                .map_or("", |(group, _version)| group);
-            if owner.kind == self.kind && group == self.group {
-                out.push(Request::new(namespace.clone(), owner.name.clone()));
-            }
-        }
-        out
+        let refs = meta.owner_references.iter().flatten();
+        // Only the controller: the first reference marked `controller: true`, whatever its
+        // kind (`metav1.GetControllerOf`), and then only if it is an `O`.
+        let candidates: Vec<_> = if self.only_controller {
+            refs.filter(|r| r.controller == Some(true))
+                .take(1)
+                .collect()
+        } else {
+            refs.collect()
+        };
+        candidates
+            .into_iter()
+            .filter(|owner| {
+                let group = owner
+                    .api_version
+                    .rsplit_once('/')
+                    .map_or("", |(group, _version)| group);
+                owner.kind == self.kind && group == self.group
+            })
+            .map(|owner| Request::new(namespace.clone(), owner.name.clone()))
+            .collect()
     }
 }
 

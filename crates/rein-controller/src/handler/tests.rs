@@ -174,6 +174,49 @@ async fn enqueue_for_owner_matches_group_and_kind_and_controller() {
     assert_eq!(drain(&q).await, [("team-a".to_owned(), 0)]);
 }
 
+/// controller-runtime's eventhandler test "should enqueue only the first Controller if there
+/// are multiple Controller owners" (`metav1.GetControllerOf`): with only-controller, the first
+/// `controller: true` reference is the one, and a first controller of another kind means none.
+#[tokio::test]
+async fn enqueue_for_owner_takes_only_the_first_controller() {
+    let q = queue();
+    let only_controller = EnqueueRequestForOwner::new::<ReplicaSet>();
+    let two_controllers = pod(
+        "p",
+        "1",
+        vec![
+            owner("apps/v1", "ReplicaSet", "foo1", false),
+            owner("apps/v1", "ReplicaSet", "foo2", true),
+            owner("apps/v1", "ReplicaSet", "foo3", true),
+        ],
+    );
+    only_controller.create(
+        &CreateEvent {
+            object: two_controllers,
+            is_in_initial_list: false,
+        },
+        &q,
+    );
+    assert_eq!(drain(&q).await, [("ns/foo2".to_owned(), 0)]);
+
+    let other_kind_first = pod(
+        "p",
+        "1",
+        vec![
+            owner("apps/v1", "Deployment", "d", true),
+            owner("apps/v1", "ReplicaSet", "rs", true),
+        ],
+    );
+    only_controller.create(
+        &CreateEvent {
+            object: other_kind_first,
+            is_in_initial_list: false,
+        },
+        &q,
+    );
+    assert_eq!(drain(&q).await, Vec::<(String, i32)>::new());
+}
+
 #[tokio::test]
 async fn map_func_enqueues_mapped_requests_deduplicated() {
     let q = queue();

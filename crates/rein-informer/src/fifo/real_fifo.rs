@@ -1,16 +1,19 @@
 //! RealFIFO in atomic mode (client-go's informer queue since 1.33): every event in order, no merging.
 
-use std::collections::VecDeque;
+use std::collections::{HashSet, VecDeque};
 use std::fmt;
+use std::hash::BuildHasher;
 use std::sync::Arc;
 
 use async_trait::async_trait;
+use kube_client::Resource;
 use parking_lot::Mutex;
 use tokio::sync::Notify;
 
 use super::{Fifo, ProcessFn, QueueClosed, SyncTracker, wake};
+use crate::key::KeyMaker;
 use crate::room::Room;
-use crate::{Delta, DeltaObject, DeltaType};
+use crate::{DeletedObject, Delta, DeltaObject, DeltaType, KeyFunc};
 
 /// Options for [`RealFifo`].
 #[derive(Debug, Clone)]
@@ -48,14 +51,19 @@ struct State<K> {
 ///
 /// A replace is one `ReplacedAll` delta carrying the whole list, a resync one `SyncAll` delta,
 /// so both are applied atomically by the consumer. Consecutive add/update/delete deltas are
-/// popped in batches. The lock is released while processing, so producers never wait for
-/// handlers; there must be a single consumer.
+/// popped in batches; a batch holds each key at most once (client-go's `PopBatch` closes a
+/// batch at a key it already holds), so two updates of one object reach the consumer in two
+/// batches. The lock is released while processing, so producers never wait for handlers;
+/// there must be a single consumer.
 pub struct RealFifo<K> {
     state: Mutex<State<K>>,
     notify: Notify,
     /// The queued count against the capacity, for [`Fifo::wait_for_room`].
     room: Room,
     batch_size: usize,
+    key_maker: KeyMaker<K>,
+    /// Hashes keys for a batch's uniqueness check; a collision only closes a batch early.
+    hasher: std::collections::hash_map::RandomState,
 }
 
 impl<K> fmt::Debug for RealFifo<K> {
@@ -68,15 +76,27 @@ impl<K> fmt::Debug for RealFifo<K> {
     }
 }
 
-impl<K> Default for RealFifo<K> {
+impl<K: Resource> Default for RealFifo<K> {
     fn default() -> Self {
         Self::new(RealFifoOptions::default())
     }
 }
 
-impl<K> RealFifo<K> {
-    /// A new, empty RealFIFO.
+impl<K: Resource> RealFifo<K> {
+    /// A new, empty RealFIFO keying objects by `namespace/name`.
     pub fn new(options: RealFifoOptions) -> Self {
+        Self::with_key_maker(options, KeyMaker::namespace_name())
+    }
+}
+
+impl<K> RealFifo<K> {
+    /// A new, empty RealFIFO keying objects with `key_fn` (client-go's `KeyFunction`), which
+    /// decides which deltas may share a batch.
+    pub fn with_key_fn(options: RealFifoOptions, key_fn: KeyFunc<K>) -> Self {
+        Self::with_key_maker(options, KeyMaker::Custom(key_fn))
+    }
+
+    fn with_key_maker(options: RealFifoOptions, key_maker: KeyMaker<K>) -> Self {
         RealFifo {
             state: Mutex::new(State {
                 items: VecDeque::new(),
@@ -87,6 +107,17 @@ impl<K> RealFifo<K> {
             notify: Notify::new(),
             room: Room::new(options.capacity),
             batch_size: options.batch_size.max(1),
+            key_maker,
+            hasher: Default::default(),
+        }
+    }
+
+    /// The hash of the key of the object `delta` carries (`None` for list-wide deltas).
+    fn key_hash(&self, delta: &Delta<K>) -> Option<u64> {
+        let hash = |key: &str| self.hasher.hash_one(key);
+        match delta.as_object()? {
+            DeletedObject::Object(obj) => Some(self.key_maker.with_key(obj, hash)),
+            DeletedObject::Tombstone { key, .. } => Some(hash(key)),
         }
     }
 
@@ -196,10 +227,18 @@ impl<K: Send + Sync + 'static> Fifo<K> for RealFifo<K> {
                         limit = limit.min(st.sync.in_initial());
                     }
                     let mut batch = Vec::with_capacity(1);
-                    let more = batchable(first.kind);
+                    let more = batchable(first.kind) && limit > 1;
+                    // The keys in this batch: it closes at a key it already holds.
+                    let mut keys = HashSet::new();
+                    if more {
+                        keys.extend(self.key_hash(&first));
+                    }
                     batch.push(first);
                     while more && batch.len() < limit {
-                        if !st.items.front().is_some_and(|d| batchable(d.kind)) {
+                        let Some(next) = st.items.front().filter(|d| batchable(d.kind)) else {
+                            break;
+                        };
+                        if self.key_hash(next).is_some_and(|key| !keys.insert(key)) {
                             break;
                         }
                         if let Some(d) = st.items.pop_front() {

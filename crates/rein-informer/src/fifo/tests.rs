@@ -288,16 +288,138 @@ async fn real_fifo_keeps_every_event_in_order() {
     f.delete(cm("ns", "a", "3"));
     f.delete(cm("ns", "unknown", "4"));
     assert_eq!(f.len(), 4);
-    let (batch, _) = pop_one(&f).await;
-    assert_eq!(
-        batch,
-        vec![
-            d(Added, "1"),
-            d(Deleted, "2"),
-            d(Deleted, "3"),
-            d(Deleted, "4")
-        ]
+    assert_eq!(pop_one(&f).await.0, vec![d(Added, "1")]);
+    assert_eq!(pop_one(&f).await.0, vec![d(Deleted, "2")]);
+    assert_eq!(pop_one(&f).await.0, vec![d(Deleted, "3"), d(Deleted, "4")]);
+    assert!(f.is_empty());
+}
+
+/// client-go `TestRealFIFO_PopMultipleDeltaInBatch`: a batch holds each key once and closes at
+/// a key it already holds; it also closes at the end of the initial list and at the batch
+/// size.
+#[tokio::test]
+async fn real_fifo_pop_multiple_delta_in_batch() {
+    const UNLIMITED: usize = 999_999;
+    type Case = (
+        &'static str,
+        &'static [&'static str],
+        &'static [&'static str],
+        usize,
     );
+    // (name, initial list, then updated, batch size) -> batches of (name, kind) below.
+    type Batches = Vec<Vec<(DeltaType, &'static str)>>;
+    let cases: [(Case, Batches); 5] = [
+        (
+            (
+                "non-split: unique items",
+                &["foo1", "foo2", "foo3"],
+                &[],
+                UNLIMITED,
+            ),
+            vec![vec![(ReplacedAll, "3")]],
+        ),
+        (
+            (
+                "split due to initial list",
+                &["foo1", "foo2"],
+                &["foo3", "foo4"],
+                2,
+            ),
+            vec![
+                vec![(ReplacedAll, "2")],
+                vec![(Updated, "foo3"), (Updated, "foo4")],
+            ],
+        ),
+        (
+            (
+                "non-unique #1: one item updated twice",
+                &["foo1"],
+                &["foo1", "foo1"],
+                UNLIMITED,
+            ),
+            vec![
+                vec![(ReplacedAll, "1")],
+                vec![(Updated, "foo1")],
+                vec![(Updated, "foo1")],
+            ],
+        ),
+        (
+            (
+                "non-unique #2: repeat at the start",
+                &["foo1", "foo2"],
+                &["foo2", "foo3"],
+                UNLIMITED,
+            ),
+            vec![
+                vec![(ReplacedAll, "2")],
+                vec![(Updated, "foo2"), (Updated, "foo3")],
+            ],
+        ),
+        (
+            (
+                "non-unique #3: repeat in the middle",
+                &["foo1", "foo2", "foo3"],
+                &["foo2", "foo3", "foo2", "foo1"],
+                UNLIMITED,
+            ),
+            vec![
+                vec![(ReplacedAll, "3")],
+                vec![(Updated, "foo2"), (Updated, "foo3")],
+                vec![(Updated, "foo2"), (Updated, "foo1")],
+            ],
+        ),
+    ];
+    for ((name, initial, updates, batch_size), expected) in cases {
+        let f: RealFifo<ConfigMap> = RealFifo::new(RealFifoOptions {
+            batch_size,
+            ..Default::default()
+        });
+        f.replace(
+            initial.iter().map(|n| cm("ns", n, "1")).collect(),
+            "1".into(),
+        );
+        for n in updates {
+            f.update(cm("ns", n, "2"));
+        }
+        let mut got = Vec::new();
+        while !f.is_empty() {
+            let mut batch = Vec::new();
+            f.pop(&mut |deltas, _| {
+                batch = deltas
+                    .iter()
+                    .map(|d| match &d.object {
+                        DeltaObject::Object(o) => {
+                            (d.kind, o.object().metadata.name.clone().unwrap_or_default())
+                        }
+                        DeltaObject::List { objects, .. } => (d.kind, objects.len().to_string()),
+                        _ => (d.kind, String::new()),
+                    })
+                    .collect();
+                Ok(())
+            })
+            .await
+            .expect("queue open");
+            got.push(batch);
+        }
+        let expected: Vec<Vec<(DeltaType, String)>> = expected
+            .into_iter()
+            .map(|b| b.into_iter().map(|(k, n)| (k, n.to_string())).collect())
+            .collect();
+        assert_eq!(got, expected, "{name}");
+    }
+}
+
+/// A custom key function decides which deltas share a batch.
+#[tokio::test]
+async fn real_fifo_batches_by_its_key_function() {
+    let by_namespace: crate::KeyFunc<ConfigMap> =
+        Arc::new(|o: &ConfigMap| o.metadata.namespace.clone().unwrap_or_default());
+    let f = RealFifo::with_key_fn(RealFifoOptions::default(), by_namespace);
+    f.add(cm("ns", "a", "1"));
+    f.add(cm("ns", "b", "2"));
+    f.add(cm("other", "c", "3"));
+    assert_eq!(pop_one(&f).await.0, vec![d(Added, "1")]);
+    assert_eq!(pop_one(&f).await.0, vec![d(Added, "2"), d(Added, "3")]);
 }
 
 #[tokio::test]

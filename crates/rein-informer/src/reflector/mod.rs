@@ -261,7 +261,7 @@ where
             match self.watch_list(stop).await {
                 Ok(Some(stream)) => return self.watch(Some(stream), stop).await,
                 Ok(None) => return Ok(()),
-                Err(err) if err.is_expired() && stream_attempts > 0 => {
+                Err(err) if err.resource_version_unavailable() && stream_attempts > 0 => {
                     self.state.lock().rv_unavailable = true;
                     tracing::debug!(reflector = %self.options.name, error = %err,
                         "streaming list expired; streaming again from the newest version");
@@ -354,7 +354,7 @@ where
                     self.last_sync.set(list_rv);
                     return Ok(true);
                 }
-                Err(err) if err.is_expired() && !rv.is_empty() => {
+                Err(err) if err.resource_version_unavailable() && !rv.is_empty() => {
                     self.state.lock().rv_unavailable = true;
                     rv = String::new();
                 }
@@ -488,11 +488,11 @@ where
                     }
                 }
                 Some(Ok(WatchEvent::Error(status))) => {
-                    if crate::error::status_is_expired(status.code, &status.reason, &status.message)
-                    {
+                    let err = status_error(&status);
+                    if err.resource_version_unavailable() {
                         self.state.lock().rv_unavailable = true;
                     }
-                    return Err(status_error(&status));
+                    return Err(err);
                 }
             }
         }
@@ -519,22 +519,31 @@ where
                 Some(s) => Ok(Some(s)),
                 None => self.open_watch(stop).await,
             };
-            let err = match opened {
+            // Whether the error ended a stream that was open (else: opening it failed).
+            let (err, ended_stream) = match opened {
                 Ok(None) => return Ok(()),
                 Ok(Some(mut stream)) => {
                     backoff.attempt_started();
                     match self.consume(&mut stream, resync.as_mut(), stop).await {
                         Ok(WatchEnd::Stopped) => return Ok(()),
                         Ok(WatchEnd::Closed) => continue,
-                        Err(err) => err,
+                        Err(err) => (err, true),
                     }
                 }
-                Err(err) => err,
+                Err(err) => (err, false),
             };
             match watch_error_action(&err, &mut internal) {
                 WatchErrorAction::Relist => {
                     tracing::debug!(reflector = %self.options.name, error = %err,
                         "watch expired; relisting");
+                    return Ok(());
+                }
+                // client-go: a watch that ended with an error (an ERROR event, a very short
+                // watch) is logged and ends the cycle without an error; the next relists.
+                WatchErrorAction::GiveUp if ended_stream => {
+                    self.status.error(&err);
+                    tracing::warn!(reflector = %self.options.name, error = %err,
+                        "watch ended with an error; relisting");
                     return Ok(());
                 }
                 WatchErrorAction::GiveUp => return Err(err),
@@ -667,6 +676,11 @@ fn status_error(status: &kube_client::core::Status) -> Error {
         reason: status.reason.clone(),
         message: status.message.clone(),
         retry_after_seconds: status.details.as_ref().map_or(0, |d| d.retry_after_seconds),
+        causes: status
+            .details
+            .as_ref()
+            .map(|d| d.causes.clone())
+            .unwrap_or_default(),
     }
 }
 
@@ -677,3 +691,6 @@ fn default_watch_error_handler(name: &str, err: &Error) {
         tracing::warn!(reflector = %name, error = %err, "list and watch failed; retrying");
     }
 }
+
+#[cfg(test)]
+mod tests;

@@ -97,6 +97,7 @@ mod tests {
             reason: reason.into(),
             message: message.into(),
             retry_after_seconds: 0,
+            causes: Vec::new(),
         }
     }
 

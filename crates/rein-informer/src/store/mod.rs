@@ -108,6 +108,9 @@ struct State<K> {
 pub struct Indexer<K> {
     state: Arc<RwLock<State<K>>>,
     key_maker: KeyMaker<K>,
+    /// An object's resourceVersion, which every add, update and delete records as the last
+    /// synced one (client-go's `threadSafeMap.rv`).
+    resource_version_of: fn(&K) -> Option<&str>,
     /// Set for a compact indexer: it holds the objects and indexes (`state` keeps only the
     /// last resource version).
     compact: Option<Arc<CompactStore<K>>>,
@@ -118,6 +121,7 @@ impl<K> Clone for Indexer<K> {
         Indexer {
             state: self.state.clone(),
             key_maker: self.key_maker.clone(),
+            resource_version_of: self.resource_version_of,
             compact: self.compact.clone(),
         }
     }
@@ -178,9 +182,7 @@ impl<K: Resource + Send + Sync + 'static> Indexer<K> {
         }
         idx
     }
-}
 
-impl<K> Indexer<K> {
     /// A store with a custom key function and no indexes except those given.
     pub fn with_key_func(key_fn: KeyFunc<K>, indexers: Indexers<K>) -> Self {
         let idx = Self::build(KeyMaker::Custom(key_fn));
@@ -195,7 +197,7 @@ impl<K> Indexer<K> {
         idx
     }
 
-    fn build(key_maker: KeyMaker<K>) -> Self {
+    pub(crate) fn build(key_maker: KeyMaker<K>) -> Self {
         Indexer {
             state: Arc::new(RwLock::new(State {
                 items: FastMap::default(),
@@ -203,8 +205,19 @@ impl<K> Indexer<K> {
                 last_resource_version: None,
             })),
             key_maker,
+            resource_version_of: |obj| obj.meta().resource_version.as_deref(),
             compact: None,
         }
+    }
+}
+
+impl<K> Indexer<K> {
+    /// Records `obj`'s resourceVersion as the last synced one.
+    fn record_resource_version(&self, obj: &K) {
+        let rv = (self.resource_version_of)(obj)
+            .unwrap_or_default()
+            .to_owned();
+        self.state.write().last_resource_version = Some(rv);
     }
 
     /// The key of `obj` under this store's key function.
@@ -228,22 +241,36 @@ impl<K> Indexer<K> {
     }
 
     /// Inserts or replaces an object, returning the previous value under its key.
+    /// Like client-go's store, every add, update and delete records the object's
+    /// resourceVersion as [`last_store_sync_resource_version`](Self::last_store_sync_resource_version).
     pub fn upsert(&self, obj: Arc<K>) -> Option<Arc<K>> {
         if let Some(compact) = &self.compact {
-            return self
+            let old = self
                 .key_maker
                 .with_key(&obj, |key| compact.upsert(key, &obj));
+            self.record_resource_version(&obj);
+            return old;
         }
-        self.key_maker
-            .with_key(&obj, |key| self.state.write().upsert(key, obj.clone()))
+        let rv = (self.resource_version_of)(&obj)
+            .unwrap_or_default()
+            .to_owned();
+        self.key_maker.with_key(&obj, |key| {
+            let mut st = self.state.write();
+            st.last_resource_version = Some(rv);
+            st.upsert(key, obj.clone())
+        })
     }
 
-    /// Removes the object with `obj`'s key; no error if absent.
+    /// Removes the object with `obj`'s key; no error if absent. Records `obj`'s
+    /// resourceVersion as the last synced one (client-go's `DeleteWithObject`).
     pub fn delete(&self, obj: &K) -> Option<Arc<K>> {
-        self.key_maker.with_key(obj, |key| self.delete_by_key(key))
+        let old = self.key_maker.with_key(obj, |key| self.delete_by_key(key));
+        self.record_resource_version(obj);
+        old
     }
 
-    /// Removes the object stored under `key`, returning it.
+    /// Removes the object stored under `key`, returning it; the last synced resourceVersion
+    /// stays as it is (client-go's `Delete(key)`).
     pub fn delete_by_key(&self, key: &str) -> Option<Arc<K>> {
         if let Some(compact) = &self.compact {
             return compact.delete(key);
@@ -346,7 +373,9 @@ impl<K> Indexer<K> {
         self.state.write().last_resource_version = Some(resource_version);
     }
 
-    /// The resource version of the last replace or bookmark, if any.
+    /// The resourceVersion the store last saw (client-go's `LastStoreSyncResourceVersion`):
+    /// of the last replace or bookmark, or of the object of the last add, update or
+    /// [`delete`](Self::delete) (`Some("")` for an object without one); `None` before any.
     pub fn last_store_sync_resource_version(&self) -> Option<String> {
         self.state.read().last_resource_version.clone()
     }

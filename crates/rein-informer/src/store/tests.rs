@@ -76,6 +76,43 @@ fn replace_swaps_contents_and_rebuilds_indexes() {
     assert_eq!(s.last_store_sync_resource_version().as_deref(), Some("7"));
 }
 
+/// client-go `TestThreadSafeStoreRV`: the last synced resourceVersion follows every add,
+/// update and delete that carries an object, and every replace; a delete by key alone leaves
+/// it. For both backends.
+#[test]
+fn last_sync_resource_version_follows_every_write() {
+    for s in [
+        Indexer::<ConfigMap>::new(),
+        Indexer::<ConfigMap>::compact(crate::CompactOptions::default()),
+    ] {
+        let rv = |s: &Indexer<ConfigMap>| s.last_store_sync_resource_version();
+        assert_eq!(rv(&s), None, "initial state");
+        s.add(cm("ns", "key1", "10"));
+        assert_eq!(rv(&s).as_deref(), Some("10"));
+        s.add(cm("ns", "key3", "10"));
+        assert_eq!(rv(&s).as_deref(), Some("10"), "same RV");
+        s.add(cm("ns", "key4", "20"));
+        assert_eq!(rv(&s).as_deref(), Some("20"));
+        s.delete(&cm("ns", "key4", "30"));
+        assert_eq!(rv(&s).as_deref(), Some("30"), "a delete with a newer RV");
+        s.add(cm("ns", "key6", "40"));
+        assert_eq!(rv(&s).as_deref(), Some("40"));
+        s.delete_by_key("ns/key6");
+        assert_eq!(rv(&s).as_deref(), Some("40"), "a delete by key alone");
+        for (name, v) in [("key9", "40"), ("key10", "30"), ("key11", "50")] {
+            s.update(cm("ns", name, v));
+        }
+        assert_eq!(rv(&s).as_deref(), Some("50"), "the last update");
+        s.replace(
+            vec![cm("ns", "key3", "40"), cm("ns", "key2", "30")],
+            "60".into(),
+        );
+        assert_eq!(rv(&s).as_deref(), Some("60"), "replace");
+        s.bookmark("70".into());
+        assert_eq!(rv(&s).as_deref(), Some("70"), "bookmark");
+    }
+}
+
 #[test]
 fn multi_value_index_lookups() {
     let mut ix: Indexers<ConfigMap> = HashMap::new();

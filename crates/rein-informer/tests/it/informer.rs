@@ -132,6 +132,17 @@ async fn paged_list_then_watch() {
         .filter(|r| r.path == INFORMER_PATH && !r.is_watch())
         .count();
     assert_eq!(lists, 3, "7 objects in pages of 3");
+    // client-go `TestReflectorListAndWatch` "UseWatchList disabled": the first page asks for
+    // `resourceVersion=0` with its `limit`, so it may be served from the watch cache.
+    let first = env
+        .requests()
+        .into_iter()
+        .find(|r| r.path == INFORMER_PATH && !r.is_watch())
+        .expect("a LIST");
+    assert!(
+        first.has_query("resourceVersion", "0") && first.has_query("limit", "3"),
+        "{first:?}"
+    );
     create(&api, "after").await;
     eventually(20, "watch delivers", || inf.indexer().len() == 8).await;
     stop.cancel();

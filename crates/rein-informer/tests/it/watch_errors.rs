@@ -301,3 +301,92 @@ async fn closed_watch_rewatches_without_relisting() {
     assert_eq!(lists(&env), lists_before, "normal closes never relist");
     stop.cancel();
 }
+
+/// client-go `TestRetryInternalError` ("retries off"): a watch that the server ends with an
+/// ERROR event (500 InternalError, as when etcd loses its leader) ends the list-and-watch
+/// cycle without an error — the error handler is not called — and the next cycle relists.
+/// With retries on, the same event re-watches from the last resource version instead.
+#[tokio::test(start_paused = true)]
+async fn an_error_event_ends_the_cycle_without_an_error() {
+    for retry_window in [Duration::ZERO, Duration::from_secs(30)] {
+        let env = TestEnv::start().await.expect("testenv");
+        let api: Api<ConfigMap> = Api::namespaced(env.client(), "default");
+        create(&api, "before").await;
+        let mut opts = options(QueueKind::RealFifo);
+        opts.reflector.use_watch_list = false;
+        opts.reflector.max_internal_error_retry_duration = retry_window;
+        let lw = ApiListerWatcher::<ConfigMap>::new(
+            client_without_retries(&env),
+            crate::support::demo_objects(),
+        );
+        let inf = Arc::new(SharedIndexInformer::new(lw, opts));
+        let handled = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+        {
+            let handled = handled.clone();
+            inf.set_watch_error_handler(move |_| {
+                handled.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+            })
+            .expect("before start");
+        }
+        let stop = CancellationToken::new();
+        {
+            let inf = inf.clone();
+            let stop = stop.clone();
+            tokio::spawn(async move { inf.run(stop).await });
+        }
+        eventually(120, "initial sync", || inf.has_synced()).await;
+        // A live event: the watch is open on the server.
+        create(&api, "live").await;
+        eventually(120, "a live event", || {
+            inf.indexer().get_by_key("default/live").is_some()
+        })
+        .await;
+        // Past the "very short watch" second, so only the ERROR event ends the stream.
+        tokio::time::sleep(Duration::from_secs(2)).await;
+        let lists_before = lists(&env);
+        let watches_before = informer_requests(&env)
+            .iter()
+            .filter(|r| r.is_watch())
+            .count();
+
+        env.faults().fail_watches(500);
+        eventually(120, "a new watch", || {
+            informer_requests(&env)
+                .iter()
+                .filter(|r| r.is_watch())
+                .count()
+                > watches_before
+        })
+        .await;
+        create(&api, "after").await;
+        eventually(120, "the informer follows again", || {
+            inf.indexer().get_by_key("default/after").is_some()
+        })
+        .await;
+        let relisted = lists(&env) > lists_before;
+        if retry_window.is_zero() {
+            assert!(
+                relisted,
+                "retries off: the next cycle relists: {:?} {:?}",
+                informer_requests(&env),
+                inf.status()
+            );
+        } else {
+            assert!(!relisted, "retries on: re-watched without a relist");
+        }
+        assert_eq!(
+            handled.load(std::sync::atomic::Ordering::SeqCst),
+            0,
+            "the cycle ended without an error (window {retry_window:?})"
+        );
+        let status = inf.status().reflector.expect("running");
+        assert!(
+            status
+                .last_error
+                .as_deref()
+                .is_some_and(|e| e.contains("code 500")),
+            "the error is recorded: {status:?}"
+        );
+        stop.cancel();
+    }
+}

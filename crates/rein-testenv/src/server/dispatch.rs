@@ -109,19 +109,7 @@ async fn answer(state: &Arc<State>, mut req: Request<Incoming>, path: &str) -> R
             let _txn = state.store.lock();
             panic!("injected panic for {path}");
         }
-        let mut err = match fault.code {
-            429 => ApiError::new(
-                429,
-                "TooManyRequests",
-                "the server has received too many requests and has asked us to try again later",
-            ),
-            code => ApiError::new(
-                code,
-                "InternalError",
-                "an error on the server (\"injected fault\") has prevented the request from succeeding",
-            ),
-        };
-        err.retry_after = fault.retry_after_secs;
+        let err = crate::faults::fault_error(fault.code, fault.retry_after_secs);
         return body::error(&err);
     }
     let Some(route) = route::parse(path, &state.catalogue) else {

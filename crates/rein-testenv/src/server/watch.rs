@@ -238,6 +238,7 @@ async fn start(
         }
     };
     let job = WatchJob {
+        failures_seen: state.faults.inner.watch_failure_count(),
         state: state.clone(),
         filter,
         tx,
@@ -266,6 +267,8 @@ struct WatchJob {
     /// The resourceVersion the watch started from: changes at or before it are not sent
     /// (a watch from a version the server had not reached yet sees only later ones).
     after: u64,
+    /// [`crate::faults::FaultState::watch_failure_count`] when the watch started.
+    failures_seen: u64,
 }
 
 /// Events are batched into chunks of about this size (fewer writes under load).
@@ -308,7 +311,15 @@ impl WatchJob {
             };
             tokio::select! {
                 event = sub.rx.recv() => {
-                    let Some(event) = event else { return };
+                    let Some(event) = event else {
+                        if let Some(err) = self.state.faults.inner.watch_failure_since(self.failures_seen) {
+                            let _ = self.flush(&mut buf).await;
+                            let mut line = serde_json::to_vec(&json!({"type": "ERROR", "object": err.to_status()})).unwrap_or_default();
+                            line.push(b'\n');
+                            let _ = self.tx.send(Bytes::from(line)).await;
+                        }
+                        return;
+                    };
                     self.append(&mut buf, &event);
                     if self.drain(&mut buf, &mut sub) > 0 && buf.len() < CHUNK {
                         // A burst: let it go on a moment so one write carries more of it.

@@ -24,7 +24,9 @@ use crate::sync::lock;
 /// A token bucket: `limit` tokens per second, at most `burst` at once (like Go's `rate.Limiter`).
 ///
 /// Cheap to clone: clones share one bucket. A limit of [`Limiter::INF`] lets everything through,
-/// even with a burst of 0. A limit of 0 allows `burst` events in total and then none.
+/// even with a burst of 0. A limit of 0 refills nothing: the tokens the bucket holds are all it
+/// hands out until [`set_limit`](Limiter::set_limit) raises the limit (the burst stays as it is,
+/// as in Go).
 ///
 /// ```
 /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
@@ -181,14 +183,6 @@ impl Limiter {
         let mut bucket = lock(&self.shared);
         if bucket.limit == f64::INFINITY {
             return Reservation::new(self.clone(), true, n, now, bucket.limit);
-        }
-        if bucket.limit == 0.0 {
-            let ok = bucket.burst >= n;
-            if ok {
-                bucket.burst -= n;
-            }
-            let burst = bucket.burst;
-            return Reservation::new(self.clone(), ok, burst, now, 0.0);
         }
         let (now, mut tokens) = bucket.advance(now);
         tokens -= n as f64;

@@ -119,6 +119,21 @@ async fn zero_limit_allows_the_burst_in_total() {
     assert!(!limiter.allow());
 }
 
+/// x/time/rate `TestSetAfterZeroLimit`: at a zero limit the first `allow` takes the token the
+/// bucket starts with and the second is refused, but the burst stays 1, so once the limit is
+/// raised to 10/s a `wait` gets the next token 100 ms later.
+#[tokio::test(start_paused = true)]
+async fn set_after_zero_limit() {
+    let limiter = Limiter::new(0.0, 1);
+    assert!(limiter.allow(), "Limit(0, 1) allows the first use");
+    assert!(!limiter.allow(), "Limit(0, 1) refuses once used");
+    assert_eq!(limiter.burst(), 1);
+    limiter.set_limit(10.0);
+    let start = Instant::now();
+    limiter.wait_n(1).await.expect("the burst is still 1");
+    assert_eq!(start.elapsed(), Duration::from_millis(100));
+}
+
 #[tokio::test(start_paused = true)]
 async fn limit_and_burst_change_at_run_time() {
     let limiter = Limiter::new(1.0, 1);
