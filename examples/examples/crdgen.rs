@@ -45,6 +45,6 @@ struct WidgetStatus {
 }
 
 fn main() -> anyhow::Result<()> {
-    print!("{}", serde_yaml::to_string(&Widget::crd())?);
+    print!("{}", serde_saphyr::to_string(&Widget::crd())?);
     Ok(())
 }

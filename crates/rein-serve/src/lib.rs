@@ -15,6 +15,11 @@
 //!   builds a plain-text response.
 //! - [`Serving`] tells whether the listener is accepting connections (a webhook server's
 //!   readiness check).
+//! - [`Timeouts`] ([`Listener::with_timeouts`]) bounds what a client may hold open without
+//!   sending: the request headers (and the TLS handshake) within 32 s, an idle connection
+//!   closed after 90 s — Go's net/http as kube-apiserver and controller-runtime configure it.
+//!   When accepting fails (out of file descriptors, say) the accept loop backs off as Go's
+//!   does, 5 ms doubling to 1 s, instead of spinning.
 //!
 //! ```
 //! use std::sync::Arc;
@@ -75,6 +80,53 @@ pub type Handler =
 
 /// How long a stopping server waits for requests in flight before dropping them.
 pub const SHUTDOWN_GRACE: Duration = Duration::from_secs(5);
+
+/// The default [`Timeouts::header_read`]: 32 s, the `ReadHeaderTimeout` kube-apiserver and
+/// controller-runtime's servers set.
+pub const DEFAULT_HEADER_READ_TIMEOUT: Duration = Duration::from_secs(32);
+
+/// The default [`Timeouts::idle`]: 90 s, the `IdleTimeout` kube-apiserver and
+/// controller-runtime's servers set.
+pub const DEFAULT_IDLE_TIMEOUT: Duration = Duration::from_secs(90);
+
+/// The default [`Timeouts::tls_handshake`]: 32 s, the header-read timeout, as Go's
+/// `http.Server` bounds the TLS handshake by its `ReadHeaderTimeout`.
+pub const DEFAULT_TLS_HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(32);
+
+/// How long a client may keep a connection open without making progress
+/// ([`Listener::with_timeouts`]). The defaults match the `ReadHeaderTimeout` and
+/// `IdleTimeout` kube-apiserver and controller-runtime give Go's `http.Server`.
+///
+/// Each duration should be non-zero: a zero duration times the connection out at once.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Timeouts {
+    /// How long a client may take to send a request's headers; the connection is closed when
+    /// it runs out. For a new connection (HTTP/1.1 or HTTP/2) it counts from the accept (after
+    /// the TLS handshake, over TLS) until the first request's headers are in. For a kept-alive
+    /// HTTP/1.1 connection it counts from the end of the previous response — hyper's
+    /// `header_read_timeout` starts when it begins waiting for the next request — so there it
+    /// also bounds an idle connection when shorter than [`idle`](Self::idle). Default:
+    /// [`DEFAULT_HEADER_READ_TIMEOUT`] (32 s).
+    pub header_read: Duration,
+    /// How long a connection may stay open with no request in flight (from the end of its
+    /// last response) before the server closes it gracefully (HTTP/2: a `GOAWAY`). Default:
+    /// [`DEFAULT_IDLE_TIMEOUT`] (90 s).
+    pub idle: Duration,
+    /// How long a TLS client may take from the accept to the end of its handshake (sending
+    /// its first byte included); the connection is dropped when it runs out. Default:
+    /// [`DEFAULT_TLS_HANDSHAKE_TIMEOUT`] (32 s).
+    pub tls_handshake: Duration,
+}
+
+impl Default for Timeouts {
+    fn default() -> Self {
+        Self {
+            header_read: DEFAULT_HEADER_READ_TIMEOUT,
+            idle: DEFAULT_IDLE_TIMEOUT,
+            tls_handshake: DEFAULT_TLS_HANDSHAKE_TIMEOUT,
+        }
+    }
+}
 
 /// A plain-text response (`text/plain; charset=utf-8`, `x-content-type-options: nosniff`).
 pub fn text(status: StatusCode, body: impl Into<Bytes>) -> Response<Body> {

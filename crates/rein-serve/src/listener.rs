@@ -17,10 +17,13 @@ use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
 use crate::connection::{serve_connection, serve_tls_connection};
-use crate::{Handler, SHUTDOWN_GRACE};
+use crate::{Handler, SHUTDOWN_GRACE, Timeouts};
 
-/// How long the accept loop backs off after an accept error (e.g. out of file descriptors).
-const ACCEPT_BACKOFF: Duration = Duration::from_millis(50);
+/// The accept loop's first back-off after an accept error (Go's net/http: 5 ms).
+pub(crate) const ACCEPT_BACKOFF_FIRST: Duration = Duration::from_millis(5);
+
+/// The accept loop's longest back-off (Go's net/http: 1 s).
+pub(crate) const ACCEPT_BACKOFF_MAX: Duration = Duration::from_secs(1);
 
 /// A bound socket that serves HTTP once: [`serve`](Self::serve) for plain HTTP,
 /// [`serve_tls`](Self::serve_tls) for HTTPS.
@@ -29,6 +32,7 @@ pub struct Listener {
     local_addr: SocketAddr,
     socket: Mutex<Option<TcpListener>>,
     serving: Serving,
+    timeouts: Timeouts,
 }
 
 impl fmt::Debug for Listener {
@@ -37,12 +41,14 @@ impl fmt::Debug for Listener {
             .field("name", &self.name)
             .field("local_addr", &self.local_addr)
             .field("serving", &self.serving.is_serving())
+            .field("timeouts", &self.timeouts)
             .finish_non_exhaustive()
     }
 }
 
 impl Listener {
-    /// Binds `addr` for the server called `name` (used in logs: "serving `<name>`").
+    /// Binds `addr` for the server called `name` (used in logs: "serving `<name>`"), with
+    /// the default [`Timeouts`].
     pub async fn bind(name: &'static str, addr: SocketAddr) -> io::Result<Self> {
         let socket = TcpListener::bind(addr).await?;
         let local_addr = socket.local_addr()?;
@@ -51,7 +57,20 @@ impl Listener {
             local_addr,
             socket: Mutex::new(Some(socket)),
             serving: Serving::default(),
+            timeouts: Timeouts::default(),
         })
+    }
+
+    /// Serves with `timeouts` instead of the defaults (32 s to send headers or finish a TLS
+    /// handshake, 90 s idle, as controller-runtime's and kube-apiserver's servers).
+    pub fn with_timeouts(mut self, timeouts: Timeouts) -> Self {
+        self.timeouts = timeouts;
+        self
+    }
+
+    /// The timeouts this listener serves with.
+    pub fn timeouts(&self) -> Timeouts {
+        self.timeouts
     }
 
     /// The address actually bound (useful with port 0).
@@ -72,9 +91,10 @@ impl Listener {
         stop: CancellationToken,
     ) -> Result<(), AlreadyServed> {
         let socket = self.take()?;
+        let timeouts = self.timeouts;
         tracing::info!(addr = %self.local_addr, "serving {}", self.name);
-        self.accept_loop(socket, &stop, |stream| {
-            serve_connection(stream, handler.clone(), stop.clone())
+        accept_loop(self.name, &self.serving, socket, &stop, |stream| {
+            serve_connection(stream, handler.clone(), stop.clone(), timeouts)
         })
         .await;
         Ok(())
@@ -82,8 +102,9 @@ impl Listener {
 
     /// Serves HTTPS with `tls` (its protocol versions and ALPN as configured) like
     /// [`serve`](Self::serve). A client that does not start a TLS handshake gets a plain-HTTP
-    /// `400` and the connection is closed; a handshake must start and finish within ten
-    /// seconds each; a connection still handshaking when `stop` fires is dropped.
+    /// `400` and the connection is closed; a client must start and finish its handshake
+    /// within [`Timeouts::tls_handshake`]; a connection still handshaking when `stop` fires
+    /// is dropped.
     pub async fn serve_tls(
         &self,
         tls: Arc<ServerConfig>,
@@ -92,9 +113,16 @@ impl Listener {
     ) -> Result<(), AlreadyServed> {
         let socket = self.take()?;
         let acceptor = TlsAcceptor::from(tls);
+        let timeouts = self.timeouts;
         tracing::info!(addr = %self.local_addr, "serving {} over HTTPS", self.name);
-        self.accept_loop(socket, &stop, |stream| {
-            serve_tls_connection(stream, acceptor.clone(), handler.clone(), stop.clone())
+        accept_loop(self.name, &self.serving, socket, &stop, |stream| {
+            serve_tls_connection(
+                stream,
+                acceptor.clone(),
+                handler.clone(),
+                stop.clone(),
+                timeouts,
+            )
         })
         .await;
         Ok(())
@@ -106,47 +134,102 @@ impl Listener {
             addr: self.local_addr,
         })
     }
+}
 
-    /// Accepts until `stop` fires, one task per connection; then stops accepting (the socket
-    /// closes) and waits up to [`SHUTDOWN_GRACE`] for the connections to finish.
-    async fn accept_loop<F, Fut>(
-        &self,
-        socket: TcpListener,
-        stop: &CancellationToken,
-        connection: F,
-    ) where
-        F: Fn(TcpStream) -> Fut,
-        Fut: Future<Output = ()> + Send + 'static,
-    {
-        let tracker = TaskTracker::new();
-        self.serving.set(true);
-        loop {
-            let accepted = tokio::select! {
-                _ = stop.cancelled() => break,
-                accepted = socket.accept() => accepted,
-            };
-            match accepted {
-                Ok((stream, _peer)) => {
-                    tracker.spawn(connection(stream));
-                }
-                Err(err) => {
-                    tracing::warn!(server = self.name, error = %err, "accepting a connection failed");
-                    tokio::time::sleep(ACCEPT_BACKOFF).await;
+/// A source of connections: the listener's socket, or a scripted one in tests.
+pub(crate) trait Accept {
+    /// One accepted connection.
+    type Stream;
+
+    /// The next connection, or why accepting failed.
+    fn accept(&self) -> impl Future<Output = io::Result<Self::Stream>> + Send;
+}
+
+impl Accept for TcpListener {
+    type Stream = TcpStream;
+
+    async fn accept(&self) -> io::Result<TcpStream> {
+        TcpListener::accept(self)
+            .await
+            .map(|(stream, _peer)| stream)
+    }
+}
+
+/// Accepts until `stop` fires, one task per connection, backing off after accept errors
+/// ([`AcceptBackoff`]); then stops accepting (the socket closes) and waits up to
+/// [`SHUTDOWN_GRACE`] for the connections to finish.
+pub(crate) async fn accept_loop<A, F, Fut>(
+    name: &'static str,
+    serving: &Serving,
+    socket: A,
+    stop: &CancellationToken,
+    connection: F,
+) where
+    A: Accept,
+    F: Fn(A::Stream) -> Fut,
+    Fut: Future<Output = ()> + Send + 'static,
+{
+    let tracker = TaskTracker::new();
+    let mut backoff = AcceptBackoff::default();
+    serving.set(true);
+    loop {
+        let accepted = tokio::select! {
+            _ = stop.cancelled() => break,
+            accepted = socket.accept() => accepted,
+        };
+        match accepted {
+            Ok(stream) => {
+                backoff.reset();
+                tracker.spawn(connection(stream));
+            }
+            Err(err) => {
+                // Out of file descriptors (EMFILE, ENFILE) and the like: accepting again at
+                // once would fail again at once, so wait, longer each time.
+                let delay = backoff.next_delay();
+                tracing::warn!(server = name, error = %err, retry_in = ?delay, "accepting a connection failed");
+                tokio::select! {
+                    _ = stop.cancelled() => break,
+                    _ = tokio::time::sleep(delay) => {}
                 }
             }
         }
-        self.serving.set(false);
-        drop(socket);
-        tracker.close();
-        if tokio::time::timeout(SHUTDOWN_GRACE, tracker.wait())
-            .await
-            .is_err()
-        {
-            tracing::warn!(
-                server = self.name,
-                "connections still open after the shutdown grace period; dropping them"
-            );
-        }
+    }
+    serving.set(false);
+    drop(socket);
+    tracker.close();
+    if tokio::time::timeout(SHUTDOWN_GRACE, tracker.wait())
+        .await
+        .is_err()
+    {
+        tracing::warn!(
+            server = name,
+            "connections still open after the shutdown grace period; dropping them"
+        );
+    }
+}
+
+/// How long the accept loop waits after consecutive accept errors: Go's net/http's
+/// `tempDelay`, [`ACCEPT_BACKOFF_FIRST`] (5 ms) doubling up to [`ACCEPT_BACKOFF_MAX`] (1 s),
+/// back to the start after a successful accept.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct AcceptBackoff {
+    last: Option<Duration>,
+}
+
+impl AcceptBackoff {
+    /// The wait after one more accept error.
+    pub(crate) fn next_delay(&mut self) -> Duration {
+        let delay = match self.last {
+            None => ACCEPT_BACKOFF_FIRST,
+            Some(last) => last.saturating_mul(2).min(ACCEPT_BACKOFF_MAX),
+        };
+        self.last = Some(delay);
+        delay
+    }
+
+    /// An accept succeeded: the next error waits [`ACCEPT_BACKOFF_FIRST`] again.
+    pub(crate) fn reset(&mut self) {
+        self.last = None;
     }
 }
 

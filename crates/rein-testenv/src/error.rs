@@ -39,7 +39,7 @@ pub enum Error {
     Kubeconfig(#[source] serde_json::Error),
     /// Serialising the kubeconfig failed.
     #[error("serialising the kubeconfig")]
-    Serialize(#[source] serde_yaml::Error),
+    Serialize(#[source] serde_saphyr::SerializeError),
     /// Creating or reading a CRD given to `TestEnvBuilder::crd` failed.
     #[error("installing CRD {name}")]
     InstallCrd {

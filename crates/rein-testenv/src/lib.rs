@@ -97,6 +97,7 @@ mod server;
 mod status;
 mod store;
 mod tls;
+mod yaml;
 
 pub use auth::{ADMIN_USER, User};
 pub use env::builder::{CRD_ESTABLISH_TIMEOUT, DEFAULT_TOO_LARGE_RV_WAIT, DEFAULT_WATCH_HISTORY};

@@ -30,6 +30,67 @@ impl RequestRecord {
     }
 }
 
+/// The request log: the latest requests answered, at most `capacity` of them, each path and
+/// query cut to [`MAX_LOGGED_TEXT`] bytes, so a flood of requests (refused or not, with huge
+/// query strings or not) holds a bounded amount of memory.
+#[derive(Debug)]
+pub(crate) struct RequestLog {
+    records: std::collections::VecDeque<RequestRecord>,
+    capacity: usize,
+}
+
+/// The most bytes of a request's path, and of its query, the log keeps.
+pub(crate) const MAX_LOGGED_TEXT: usize = 2048;
+
+/// How many requests the log keeps by default.
+pub(crate) const DEFAULT_REQUEST_LOG_CAPACITY: usize = 50_000;
+
+impl RequestLog {
+    pub(crate) fn new(capacity: usize) -> RequestLog {
+        RequestLog {
+            records: std::collections::VecDeque::new(),
+            capacity,
+        }
+    }
+
+    /// Records one answered request, forgetting the oldest beyond the capacity.
+    pub(crate) fn push(&mut self, mut record: RequestRecord) {
+        if self.capacity == 0 {
+            return;
+        }
+        cut(&mut record.path);
+        if let Some(query) = &mut record.query {
+            cut(query);
+        }
+        if self.records.len() == self.capacity {
+            self.records.pop_front();
+        }
+        self.records.push_back(record);
+    }
+
+    pub(crate) fn snapshot(&self) -> Vec<RequestRecord> {
+        self.records.iter().cloned().collect()
+    }
+
+    pub(crate) fn clear(&mut self) {
+        self.records.clear();
+    }
+}
+
+/// Cuts `text` to [`MAX_LOGGED_TEXT`] bytes (at a character boundary), giving back the
+/// memory beyond.
+fn cut(text: &mut String) {
+    if text.len() <= MAX_LOGGED_TEXT {
+        return;
+    }
+    let mut end = MAX_LOGGED_TEXT;
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    text.truncate(end);
+    text.shrink_to_fit();
+}
+
 /// Where a request the server has not answered yet is waiting.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum RequestStage {

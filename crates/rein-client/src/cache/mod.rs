@@ -86,6 +86,20 @@ impl Cache {
             .is_some_and(|t| !t.is_cancelled())
     }
 
+    /// Resolves once the cache has been started and then stopped (its token cancelled); never
+    /// before. Reads waiting on the cache end their waits with it.
+    pub(crate) async fn stopped(&self) {
+        let mut rx = self.inner.started.subscribe();
+        let token = match rx.wait_for(|t| t.is_some()).await {
+            Ok(token) => token.clone(),
+            Err(_) => None,
+        };
+        match token {
+            Some(token) => token.cancelled().await,
+            None => std::future::pending().await,
+        }
+    }
+
     /// Runs every informer, present and future, until `stop` is cancelled; then waits for
     /// them to finish. Calling it twice is an error.
     pub async fn start(&self, stop: CancellationToken) -> Result<(), Error> {

@@ -370,3 +370,51 @@ async fn the_wait_is_bounded_then_answers_stale_or_fails() {
         "{text}"
     );
 }
+
+/// A read waiting for this client's own write ends at once when the cache stops (the
+/// manager's shutdown), answering from the cache, instead of waiting out its timeout and
+/// warning that the cache did not catch up.
+#[tokio::test]
+async fn a_stopped_cache_ends_the_wait_at_once() {
+    let env = TestEnv::start().await.unwrap();
+    let cache = Cache::new(env.client(), CacheOptions::default());
+    let on = Rig::client(
+        &env,
+        &cache,
+        ReadYourWrites::default()
+            .timeout(Duration::from_secs(3600))
+            .on_timeout(OnTimeout::Fail),
+    );
+    let stop = CancellationToken::new();
+    let running = tokio::spawn({
+        let (cache, stop) = (cache.clone(), stop.clone());
+        async move { cache.start(stop).await }
+    });
+    assert!(cache.wait_for_cache_sync().await);
+    on.list::<ConfigMap>(&ListOptions::default()).await.unwrap();
+    env.faults()
+        .inject(Fault::server_error(100_000).matching("/api/v1/configmaps"));
+    env.faults().close_watches();
+    on.create(
+        &config_map("default", "late", &[("v", "1")]),
+        &PostParams::default(),
+    )
+    .await
+    .unwrap();
+    let read = still_waiting({
+        let on = on.clone();
+        async move {
+            on.get::<ConfigMap>(&ObjectKey::new("default", "late"))
+                .await
+        }
+    })
+    .await;
+    stop.cancel();
+    let answer = tokio::time::timeout(Duration::from_secs(30), read)
+        .await
+        .expect("the wait ended with the cache, not after its hour")
+        .unwrap();
+    // Answered from the cache, which never saw the create: not a read-your-writes timeout.
+    assert!(answer.unwrap_err().is_not_found());
+    running.await.unwrap().unwrap();
+}

@@ -16,9 +16,12 @@
 //! outside controllers, in a registry of its own to serve here (controllers' own queues report
 //! under these names, labelled with the controller, in the process-wide registry).
 
+mod cache;
 mod encode;
 mod error;
 mod secure;
+#[cfg(test)]
+mod secure_tests;
 mod server;
 #[cfg(test)]
 mod tests;
@@ -27,5 +30,8 @@ pub use encode::{SharedRegistry, encode};
 pub use error::Error;
 #[doc(inline)]
 pub use rein_controller::WorkqueueMetrics;
-pub use secure::{ALLOW_CACHE_TTL, DENY_CACHE_TTL, SecureServing, TOKEN_CACHE_TTL};
+pub use secure::{
+    ALLOW_CACHE_TTL, DECISION_CACHE_CAPACITY, DENY_CACHE_TTL, SecureServing, TOKEN_CACHE_CAPACITY,
+    TOKEN_CACHE_TTL,
+};
 pub use server::{DEBUG_QUEUES_PATH, MetricsServer, MetricsServerOptions};

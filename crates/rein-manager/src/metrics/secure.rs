@@ -2,9 +2,9 @@
 //! `filters.WithAuthenticationAndAuthorization`): HTTPS with a given or generated
 //! certificate, each scrape's bearer token checked by a TokenReview and its request by a
 //! SubjectAccessReview (verb: the lowercase HTTP method; non-resource URL: the path) against
-//! the API server, with controller-runtime's answers and cache lifetimes.
+//! the API server, with controller-runtime's answers and cache lifetimes, in caches of
+//! bounded size.
 
-use std::collections::HashMap;
 use std::fmt;
 use std::sync::Arc;
 use std::time::Duration;
@@ -21,14 +21,26 @@ use rein_serve::{Handler, text};
 use rein_webhook::CertSource;
 use tokio::time::Instant;
 
-/// How long a TokenReview's answer is reused (controller-runtime's `CacheTTL`).
+use super::cache::{self, ReviewCache};
+
+/// How long a TokenReview's answer is reused, a token it refused as long as one it accepted
+/// (controller-runtime's `CacheTTL`; k8s.io/apiserver's delegating authenticator uses it for
+/// both). A review that fails (the API server unreachable, say) is not cached, as there.
 pub const TOKEN_CACHE_TTL: Duration = Duration::from_secs(60);
 /// How long an allowing SubjectAccessReview is reused (`AllowCacheTTL`).
 pub const ALLOW_CACHE_TTL: Duration = Duration::from_secs(300);
 /// How long a denying SubjectAccessReview is reused (`DenyCacheTTL`).
 pub const DENY_CACHE_TTL: Duration = Duration::from_secs(30);
+/// How many TokenReview answers are cached at most: beyond it the expired ones go, then the
+/// least recently used, so a flood of distinct (bogus) tokens cannot grow the cache.
+pub const TOKEN_CACHE_CAPACITY: usize = 4096;
+/// How many SubjectAccessReview decisions are cached at most, as [`TOKEN_CACHE_CAPACITY`]
+/// (8192: the size of k8s.io/apiserver's webhook authorizer's LRU cache).
+pub const DECISION_CACHE_CAPACITY: usize = 8192;
 /// How long a review request may take (`TokenAccessReviewTimeout`).
 const REVIEW_TIMEOUT: Duration = Duration::from_secs(10);
+/// The longest refusal message of a TokenReview kept in the cache (for the log).
+const MAX_CACHED_MESSAGE: usize = 256;
 
 /// Serve metrics over HTTPS and (by default) let only scrapers the API server authenticates
 /// and authorizes in. Set [`MetricsServerOptions::secure`](super::MetricsServerOptions::secure).
@@ -68,20 +80,34 @@ impl fmt::Debug for SecureServing {
 }
 
 /// The filter: authentication by TokenReview, authorization by SubjectAccessReview, with
-/// caches.
+/// bounded caches ([`TOKEN_CACHE_CAPACITY`], [`DECISION_CACHE_CAPACITY`]) keyed by digests.
 pub(super) struct AccessFilter {
     client: kube_client::Client,
-    tokens: Mutex<HashMap<String, (Instant, Option<UserInfo>)>>,
-    decisions: Mutex<HashMap<String, (Instant, bool)>>,
+    /// The user of a token's digest, or why the TokenReview refused it.
+    tokens: Mutex<ReviewCache<Result<UserInfo, String>>>,
+    /// Whether a request (the digest of user, verb and path) is allowed.
+    decisions: Mutex<ReviewCache<bool>>,
 }
 
 impl AccessFilter {
     pub(super) fn new(client: kube_client::Client) -> Arc<AccessFilter> {
         Arc::new(AccessFilter {
             client,
-            tokens: Mutex::new(HashMap::new()),
-            decisions: Mutex::new(HashMap::new()),
+            tokens: Mutex::new(ReviewCache::new(TOKEN_CACHE_CAPACITY)),
+            decisions: Mutex::new(ReviewCache::new(DECISION_CACHE_CAPACITY)),
         })
+    }
+
+    /// How many TokenReview answers are cached.
+    #[cfg(test)]
+    pub(super) fn cached_tokens(&self) -> usize {
+        self.tokens.lock().len()
+    }
+
+    /// How many SubjectAccessReview decisions are cached.
+    #[cfg(test)]
+    pub(super) fn cached_decisions(&self) -> usize {
+        self.decisions.lock().len()
     }
 
     /// `inner`, answering only requests the API server authenticates and authorizes:
@@ -122,13 +148,12 @@ impl AccessFilter {
         })
     }
 
-    /// The user `token` belongs to, by TokenReview (cached for [`TOKEN_CACHE_TTL`]).
-    async fn authenticate(&self, token: &str) -> Result<UserInfo, String> {
-        let now = Instant::now();
-        if let Some((at, answer)) = self.tokens.lock().get(token).cloned()
-            && now.duration_since(at) < TOKEN_CACHE_TTL
-        {
-            return answer.ok_or_else(|| "invalid bearer token".to_string());
+    /// The user `token` belongs to, by TokenReview (answers, refusals included, cached for
+    /// [`TOKEN_CACHE_TTL`]; a failed review is not).
+    pub(super) async fn authenticate(&self, token: &str) -> Result<UserInfo, String> {
+        let key = cache::key(&[token.as_bytes()]);
+        if let Some(answer) = self.tokens.lock().get(&key, Instant::now()) {
+            return answer;
         }
         let review = TokenReview {
             spec: TokenReviewSpec {
@@ -149,31 +174,33 @@ impl AccessFilter {
         } else {
             None
         };
+        let answer = user.ok_or_else(|| {
+            bounded(
+                status
+                    .error
+                    .unwrap_or_else(|| "invalid bearer token".to_string()),
+            )
+        });
         self.tokens
             .lock()
-            .insert(token.to_string(), (now, user.clone()));
-        user.ok_or_else(|| {
-            status
-                .error
-                .unwrap_or_else(|| "invalid bearer token".to_string())
-        })
+            .insert(key, answer.clone(), TOKEN_CACHE_TTL, Instant::now());
+        answer
     }
 
     /// Whether `user` may `verb` `path`, by SubjectAccessReview (allowed answers cached for
     /// [`ALLOW_CACHE_TTL`], denied ones for [`DENY_CACHE_TTL`]).
-    async fn authorize(&self, info: &UserInfo, verb: &str, path: &str) -> Result<bool, String> {
-        let key = serde_json::json!([info.username, info.uid, info.groups, info.extra, verb, path])
-            .to_string();
-        let now = Instant::now();
-        if let Some((at, allowed)) = self.decisions.lock().get(&key).copied() {
-            let ttl = if allowed {
-                ALLOW_CACHE_TTL
-            } else {
-                DENY_CACHE_TTL
-            };
-            if now.duration_since(at) < ttl {
-                return Ok(allowed);
-            }
+    pub(super) async fn authorize(
+        &self,
+        info: &UserInfo,
+        verb: &str,
+        path: &str,
+    ) -> Result<bool, String> {
+        let request =
+            serde_json::json!([info.username, info.uid, info.groups, info.extra, verb, path])
+                .to_string();
+        let key = cache::key(&[request.as_bytes()]);
+        if let Some(allowed) = self.decisions.lock().get(&key, Instant::now()) {
+            return Ok(allowed);
         }
         let review = SubjectAccessReview {
             spec: SubjectAccessReviewSpec {
@@ -201,9 +228,29 @@ impl AccessFilter {
         {
             tracing::debug!(error = %err, "the SubjectAccessReview reported an evaluation error");
         }
-        self.decisions.lock().insert(key, (now, status.allowed));
+        let ttl = if status.allowed {
+            ALLOW_CACHE_TTL
+        } else {
+            DENY_CACHE_TTL
+        };
+        self.decisions
+            .lock()
+            .insert(key, status.allowed, ttl, Instant::now());
         Ok(status.allowed)
     }
+}
+
+/// `message`, cut to [`MAX_CACHED_MESSAGE`] bytes (at a character boundary) with an ellipsis.
+pub(super) fn bounded(mut message: String) -> String {
+    if message.len() > MAX_CACHED_MESSAGE {
+        let mut end = MAX_CACHED_MESSAGE;
+        while !message.is_char_boundary(end) {
+            end -= 1;
+        }
+        message.truncate(end);
+        message.push('…');
+    }
+    message
 }
 
 /// The bearer token of `Authorization: Bearer <token>`.

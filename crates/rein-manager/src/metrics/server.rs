@@ -138,6 +138,12 @@ impl MetricsServer {
         self.listener.local_addr()
     }
 
+    /// The access filter, with secure serving and authorization.
+    #[cfg(test)]
+    pub(super) fn access_filter(&self) -> Option<&Arc<AccessFilter>> {
+        self.filter.as_ref()
+    }
+
     /// Serves until `stop` fires, then finishes in-flight scrapes.
     pub async fn run(&self, stop: CancellationToken) -> Result<(), Error> {
         let handler = match &self.filter {

@@ -98,15 +98,37 @@ fn parse_user(s: &str) -> Result<rein_testenv::User, String> {
     Ok(user)
 }
 
+/// Whether to serve HTTPS: with `--tls`, and whenever credentials are asked for (`--token`,
+/// `--user`, `--enforce-rbac`), since kubectl sends no credentials to an `http://` server and
+/// the kubeconfig would make every request anonymous. The note says when TLS was implied.
+fn serves_tls(args: &Args) -> (bool, Option<&'static str>) {
+    let credentials = args.token.is_some() || !args.users.is_empty() || args.enforce_rbac;
+    match (args.tls, credentials) {
+        (true, _) => (true, None),
+        (false, true) => (
+            true,
+            Some(
+                "serving HTTPS: --token, --user and --enforce-rbac imply --tls (kubectl sends no \
+                 credentials to an http:// server)",
+            ),
+        ),
+        (false, false) => (false, None),
+    }
+}
+
 fn main() -> anyhow::Result<()> {
     let args = Args::parse();
+    let (tls, note) = serves_tls(&args);
+    if let Some(note) = note {
+        eprintln!("{note}");
+    }
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()?;
     runtime.block_on(async {
         let mut builder = rein_testenv::TestEnv::builder()
             .listen(args.listen)
-            .tls(args.tls)
+            .tls(tls)
             .watch_history(args.watch_history)
             .enforce_rbac(args.enforce_rbac);
         for user in args.users {
@@ -136,7 +158,31 @@ fn main() -> anyhow::Result<()> {
 
 #[cfg(test)]
 mod tests {
-    use super::parse_user;
+    use clap::Parser;
+
+    use super::{Args, parse_user, serves_tls};
+
+    #[test]
+    fn credentials_imply_tls() {
+        let tls = |argv: &[&str]| {
+            let args =
+                Args::parse_from(std::iter::once("rein-apiserver").chain(argv.iter().copied()));
+            serves_tls(&args)
+        };
+        assert_eq!(tls(&[]), (false, None));
+        assert_eq!(tls(&["--tls"]), (true, None));
+        for argv in [
+            &["--token", "t"][..],
+            &["--enforce-rbac"],
+            &["--user", "a:t"],
+        ] {
+            let (on, note) = tls(argv);
+            assert!(
+                on && note.is_some_and(|n| n.contains("imply --tls")),
+                "{argv:?}"
+            );
+        }
+    }
 
     #[test]
     fn users_parse_with_and_without_groups() {

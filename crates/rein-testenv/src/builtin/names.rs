@@ -93,7 +93,8 @@ pub(crate) fn dns1123_subdomain(value: &str) -> Vec<String> {
     if value.len() > 253 {
         errs.push(max_len(253));
     }
-    if value.is_empty() || !value.split('.').all(is_label) {
+    // The regex alone: the 253 caps the whole name, not each label.
+    if value.is_empty() || !value.split('.').all(has_label_shape) {
         errs.push(regex_error(
             "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, \
              '-' or '.', and must start and end with an alphanumeric character",
@@ -112,7 +113,7 @@ pub(crate) fn wildcard_dns1123_subdomain(value: &str) -> Vec<String> {
     }
     let valid = value
         .strip_prefix("*.")
-        .is_some_and(|rest| rest.split('.').all(is_label));
+        .is_some_and(|rest| rest.split('.').all(has_label_shape));
     if !valid {
         errs.push(regex_error(
             "a wildcard DNS-1123 subdomain must start with '*.', followed by a valid DNS \
@@ -203,10 +204,14 @@ fn is_qualified(s: &str) -> bool {
 }
 
 fn is_label(s: &str) -> bool {
+    s.len() <= 63 && has_label_shape(s)
+}
+
+/// `[a-z0-9]([-a-z0-9]*[a-z0-9])?`, of any length.
+fn has_label_shape(s: &str) -> bool {
     let b = s.as_bytes();
     let alnum = |c: &u8| c.is_ascii_lowercase() || c.is_ascii_digit();
     !b.is_empty()
-        && b.len() <= 63
         && alnum(&b[0])
         && alnum(&b[b.len() - 1])
         && b.iter().all(|c| alnum(c) || *c == b'-')

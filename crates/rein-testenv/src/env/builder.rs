@@ -50,6 +50,7 @@ pub struct TestEnvBuilder {
     enforce_rbac: bool,
     plugins: crate::plugins::Plugins,
     kubelet: crate::Kubelet,
+    request_log_capacity: usize,
 }
 
 impl Default for TestEnvBuilder {
@@ -68,6 +69,7 @@ impl Default for TestEnvBuilder {
             users: Vec::new(),
             enforce_rbac: false,
             plugins: crate::plugins::Plugins::all(),
+            request_log_capacity: crate::requests::DEFAULT_REQUEST_LOG_CAPACITY,
             kubelet: crate::Kubelet::Absent,
         }
     }
@@ -137,6 +139,14 @@ impl TestEnvBuilder {
     /// How often watches with `allowWatchBookmarks` get a BOOKMARK (default 1 s).
     pub fn bookmark_interval(mut self, interval: Duration) -> TestEnvBuilder {
         self.bookmark_interval = interval;
+        self
+    }
+
+    /// How many answered requests [`TestEnv::requests`] keeps (default 50,000): the oldest
+    /// are forgotten beyond it, so a long run or a flood of requests holds bounded memory.
+    /// 0 keeps none.
+    pub fn request_log_capacity(mut self, capacity: usize) -> TestEnvBuilder {
+        self.request_log_capacity = capacity;
         self
     }
 
@@ -322,7 +332,7 @@ impl TestEnvBuilder {
             catalogue: Catalogue::new(),
             store: store.clone(),
             faults: Faults::new(store),
-            log: Mutex::new(Vec::new()),
+            log: Mutex::new(crate::requests::RequestLog::new(self.request_log_capacity)),
             in_flight: crate::requests::InFlight::default(),
             auth,
             enforce_rbac: self.enforce_rbac,

@@ -62,7 +62,7 @@ impl TestEnv {
 
     /// Writes [`TestEnv::kubeconfig`] as YAML to `path`, for `kubectl --kubeconfig`.
     pub fn write_kubeconfig(&self, path: &Path) -> Result<(), Error> {
-        let yaml = serde_yaml::to_string(&self.kubeconfig).map_err(Error::Serialize)?;
+        let yaml = crate::yaml::to_string(&self.kubeconfig).map_err(Error::Serialize)?;
         std::fs::write(path, yaml).map_err(|source| Error::WriteKubeconfig {
             path: path.to_path_buf(),
             source,
@@ -140,9 +140,11 @@ impl TestEnv {
         self.state.faults.clone()
     }
 
-    /// Every request answered so far, oldest first.
+    /// The requests answered so far, oldest first: the latest
+    /// [`TestEnvBuilder::request_log_capacity`] of them (50,000 by default), each path and
+    /// query cut to 2 KiB.
     pub fn requests(&self) -> Vec<RequestRecord> {
-        self.state.log.lock().clone()
+        self.state.log.lock().snapshot()
     }
 
     /// The requests received and not answered yet, oldest first, with where each waits: what

@@ -171,7 +171,7 @@ fn named(name: &str, value: Option<Msg>) -> Msg {
 /// An `Any` holding `value` as YAML, as gnostic's `NewAny` stores it.
 fn any(value: &Value) -> Msg {
     let mut a = Msg::default();
-    let yaml = serde_yaml::to_string(value).unwrap_or_default();
+    let yaml = crate::yaml::to_string(value).unwrap_or_default();
     a.string(2, &yaml);
     a
 }

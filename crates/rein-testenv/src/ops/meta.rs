@@ -135,7 +135,8 @@ fn dns_subdomain_problem(name: &str) -> Option<String> {
     if name.len() > 253 {
         return Some("must be no more than 253 characters".to_string());
     }
-    if name.is_empty() || !name.split('.').all(is_dns_label) {
+    // The regex alone: kube's `IsDNS1123Subdomain` caps the whole name, not each label.
+    if name.is_empty() || !name.split('.').all(has_label_shape) {
         return Some(
             "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, \
              '-' or '.', and must start and end with an alphanumeric character (e.g. \
@@ -148,10 +149,14 @@ fn dns_subdomain_problem(name: &str) -> Option<String> {
 }
 
 fn is_dns_label(s: &str) -> bool {
+    s.len() <= 63 && has_label_shape(s)
+}
+
+/// `[a-z0-9]([-a-z0-9]*[a-z0-9])?`, of any length.
+fn has_label_shape(s: &str) -> bool {
     let bytes = s.as_bytes();
     let alnum = |c: &u8| c.is_ascii_lowercase() || c.is_ascii_digit();
     !bytes.is_empty()
-        && bytes.len() <= 63
         && alnum(&bytes[0])
         && alnum(&bytes[bytes.len() - 1])
         && bytes.iter().all(|c| alnum(c) || *c == b'-')

@@ -77,7 +77,7 @@ pub(crate) fn server_side_apply_at(
                 .to_string(),
         ));
     }
-    let applied: Value = serde_yaml::from_slice(applied).map_err(PatchError::DecodeYaml)?;
+    let applied: Value = crate::yaml::from_slice(applied).map_err(PatchError::DecodeYaml)?;
     if !applied.is_object() {
         return Err(PatchError::Malformed(
             "the apply configuration must be an object".to_string(),

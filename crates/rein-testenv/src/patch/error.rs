@@ -18,7 +18,7 @@ pub(crate) enum PatchError {
     },
     /// The apply configuration could not be decoded as YAML or JSON (400 BadRequest).
     #[error("decoding the apply configuration")]
-    DecodeYaml(#[source] serde_yaml::Error),
+    DecodeYaml(#[source] crate::yaml::YamlError),
     /// The patch is well-formed JSON but not a valid patch (400 BadRequest).
     #[error("malformed patch: {0}")]
     Malformed(String),
@@ -43,6 +43,9 @@ pub(crate) enum PatchError {
     /// Server-side apply touched fields other managers own (409 Conflict).
     #[error("{}", conflict_message(.0))]
     Conflict(Vec<FieldConflict>),
+    /// A JSON patch of more operations than kube-apiserver takes (413 RequestEntityTooLarge).
+    #[error("{0}")]
+    TooLarge(String),
     /// The patch type is not supported for this kind (415), e.g. strategic merge on a CRD.
     #[error("{0}")]
     UnsupportedMediaType(String),
@@ -86,6 +89,7 @@ impl PatchError {
             | PatchError::BadMergePatch => 400,
             PatchError::Invalid(_) | PatchError::TestFailed(_) | PatchError::NotAnObject(_) => 422,
             PatchError::Conflict(_) => 409,
+            PatchError::TooLarge(_) => 413,
             PatchError::UnsupportedMediaType(_) => 415,
             PatchError::TypedPatch(_) => 500,
         }
@@ -102,6 +106,7 @@ impl PatchError {
                 "Invalid"
             }
             PatchError::Conflict(_) => "Conflict",
+            PatchError::TooLarge(_) => "RequestEntityTooLarge",
             PatchError::UnsupportedMediaType(_) => "UnsupportedMediaType",
             PatchError::TypedPatch(_) => "",
         }

@@ -176,11 +176,17 @@ pub(crate) fn apply_patch(
                     patch_type: "json",
                     source,
                 })?;
+            if ops.len() > MAX_JSON_PATCH_OPERATIONS {
+                return Err(PatchError::TooLarge(format!(
+                    "The allowed maximum operations in a JSON patch is {MAX_JSON_PATCH_OPERATIONS}, got {}",
+                    ops.len()
+                )));
+            }
             // `patch_unsafe` on a copy, not `patch`: a failed patch leaves only the copy
             // half-applied (it is dropped), whereas `patch`'s undo panics on some inputs
             // (json-patch 4.2 hits `unreachable!` undoing a move of a value into itself).
             let mut doc = current.clone();
-            apply_json_patch(&mut doc, &ops).map_err(PatchError::from_json_patch)?;
+            apply_json_patch(&mut doc, &ops)?;
             doc
         }
         PatchType::StrategicMerge => {
@@ -201,23 +207,115 @@ pub(crate) fn apply_patch(
 /// Applies RFC 6902 operations one by one, as evanphx/json-patch (kube-apiserver's library)
 /// does: a `test` of `null` passes when the tested member is absent from an existing object
 /// (kube-runtime's finalizer helper sends exactly that before adding the first finalizer).
-fn apply_json_patch(
-    doc: &mut Value,
-    ops: &[json_patch::PatchOperation],
-) -> Result<(), json_patch::PatchError> {
+///
+/// Bounded as kube-apiserver bounds it: copies may add at most [`MAX_JSON_PATCH_COPY_BYTES`]
+/// in all (evanphx/json-patch's `AccumulatedCopySizeLimit`, which kube-apiserver sets to its
+/// `JSONPatchMaxCopyBytes`), and no operation may nest the document deeper than
+/// [`crate::yaml::MAX_DEPTH`] levels, so no later step recurses on hostile depth.
+fn apply_json_patch(doc: &mut Value, ops: &[json_patch::PatchOperation]) -> Result<(), PatchError> {
+    use json_patch::PatchOperation as Op;
+    let mut copied = 0usize;
     for (index, op) in ops.iter().enumerate() {
-        if let json_patch::PatchOperation::Test(test) = op
+        if let Op::Test(test) = op
             && test.value.is_null()
             && absent_member(doc, &test.path)
         {
             continue;
         }
-        json_patch::patch_unsafe(doc, std::slice::from_ref(op)).map_err(|mut err| {
-            err.operation = index;
-            err
-        })?;
+        // The value the operation puts at its path, and how deep that path is.
+        let placed = match op {
+            Op::Add(o) => Some((&o.path, Some(&o.value))),
+            Op::Replace(o) => Some((&o.path, Some(&o.value))),
+            Op::Copy(o) => Some((&o.path, doc.pointer(o.from.as_str()))),
+            Op::Move(o) => Some((&o.path, doc.pointer(o.from.as_str()))),
+            _ => None,
+        };
+        if let Some((path, Some(value))) = placed {
+            let levels = path.as_str().matches('/').count();
+            if levels + depth_of(value, crate::yaml::MAX_DEPTH) > crate::yaml::MAX_DEPTH {
+                return Err(PatchError::Invalid(format!(
+                    "the JSON patch could not be applied: operation {index} would nest the \
+                     object deeper than {} levels",
+                    crate::yaml::MAX_DEPTH
+                )));
+            }
+            if let Op::Copy(_) = op {
+                let limit = MAX_JSON_PATCH_COPY_BYTES - copied;
+                match encoded_size_within(value, limit) {
+                    Some(size) => copied += size,
+                    None => {
+                        return Err(PatchError::Invalid(format!(
+                            "Unable to complete the copy, the accumulated size increase of copy \
+                             is more than {MAX_JSON_PATCH_COPY_BYTES}, exceeding the limit \
+                             {MAX_JSON_PATCH_COPY_BYTES}"
+                        )));
+                    }
+                }
+            }
+        }
+        json_patch::patch_unsafe(doc, std::slice::from_ref(op))
+            .map_err(|mut err| {
+                err.operation = index;
+                err
+            })
+            .map_err(PatchError::from_json_patch)?;
     }
     Ok(())
+}
+
+/// The most operations kube-apiserver takes in one JSON patch (`maxJSONPatchOperations`).
+pub(crate) const MAX_JSON_PATCH_OPERATIONS: usize = 10_000;
+
+/// The most bytes the copies of one JSON patch may add (kube-apiserver's
+/// `JSONPatchMaxCopyBytes`, 3 MiB, its request body limit).
+pub(crate) const MAX_JSON_PATCH_COPY_BYTES: usize = 3 * 1024 * 1024;
+
+/// How deep `value` nests (a scalar is 0, `{}` is 1), counted without recursion and no
+/// further than `limit + 1`.
+pub(crate) fn depth_of(value: &Value, limit: usize) -> usize {
+    let mut deepest = 0;
+    let mut stack = vec![(value, 0usize)];
+    while let Some((v, depth)) = stack.pop() {
+        let children: Box<dyn Iterator<Item = &Value>> = match v {
+            Value::Array(items) => Box::new(items.iter()),
+            Value::Object(map) => Box::new(map.values()),
+            _ => continue,
+        };
+        let depth = depth + 1;
+        deepest = deepest.max(depth);
+        if deepest > limit {
+            return deepest;
+        }
+        stack.extend(children.map(|child| (child, depth)));
+    }
+    deepest
+}
+
+/// The size of `value` as compact JSON, counted without recursion, or `None` once it passes
+/// `limit` (the count stops there).
+pub(crate) fn encoded_size_within(value: &Value, limit: usize) -> Option<usize> {
+    let mut size = 0usize;
+    let mut stack = vec![value];
+    while let Some(v) = stack.pop() {
+        size += match v {
+            Value::Null => 4,
+            Value::Bool(b) => 4 + usize::from(!b),
+            Value::Number(n) => n.to_string().len(),
+            Value::String(s) => s.len() + 2,
+            Value::Array(items) => {
+                stack.extend(items.iter());
+                2 + items.len().saturating_sub(1)
+            }
+            Value::Object(map) => {
+                stack.extend(map.values());
+                2 + map.keys().map(|k| k.len() + 3).sum::<usize>() + map.len().saturating_sub(1)
+            }
+        };
+        if size > limit {
+            return None;
+        }
+    }
+    Some(size)
 }
 
 /// Whether `path` names a missing member of an object that exists.

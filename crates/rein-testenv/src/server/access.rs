@@ -127,7 +127,7 @@ fn decode(content_type: &str, bytes: &[u8]) -> Result<Value, ApiError> {
         return Ok(Value::Object(Default::default()));
     }
     if content_type.contains("yaml") {
-        return serde_yaml::from_slice(bytes)
+        return crate::yaml::from_slice(bytes)
             .map_err(|e| ApiError::bad_request(format!("decoding the YAML request body: {e}")));
     }
     serde_json::from_slice(bytes)

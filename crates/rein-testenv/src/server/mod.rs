@@ -36,7 +36,6 @@ use tokio_util::sync::CancellationToken;
 
 use crate::auth::PeerUser;
 use crate::faults::Faults;
-use crate::requests::RequestRecord;
 use crate::resources::Catalogue;
 use crate::store::Store;
 
@@ -46,7 +45,7 @@ pub(crate) struct State {
     pub(crate) catalogue: Catalogue,
     pub(crate) store: Arc<Store>,
     pub(crate) faults: Faults,
-    pub(crate) log: Mutex<Vec<RequestRecord>>,
+    pub(crate) log: Mutex<crate::requests::RequestLog>,
     /// Requests received and not answered yet.
     pub(crate) in_flight: crate::requests::InFlight,
     /// Credentials: the admin token, users, the service-account token key, the client CA.

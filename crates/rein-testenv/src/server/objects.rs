@@ -430,7 +430,7 @@ impl<'a> Ctx<'a> {
             return crate::proto::decode_body(self.bytes).map_err(ApiError::from);
         }
         if ct.contains("yaml") {
-            return serde_yaml::from_slice(self.bytes).map_err(|e| {
+            return crate::yaml::from_slice(self.bytes).map_err(|e| {
                 ApiError::bad_request(format!("decoding the YAML request body: {e}"))
             });
         }

@@ -107,7 +107,7 @@ impl Representation {
             }
         }
         let encoded = if self.yaml {
-            serde_yaml::to_string(&value)
+            crate::yaml::to_string(&value)
                 .map(String::into_bytes)
                 .unwrap_or_default()
         } else {

@@ -16,7 +16,7 @@ use serde_json::json;
 use crate::crd_support::{CRDS, assert_cause, causes, create_crd, raw, raw_typed, simple, widgets};
 
 fn crd() -> CustomResourceDefinition {
-    serde_yaml::from_str(include_str!("../fixtures/crontab-crd.yaml")).expect("crd fixture")
+    serde_saphyr::from_str(include_str!("../fixtures/crontab-crd.yaml")).expect("crd fixture")
 }
 
 fn crontab_api(env: &TestEnv) -> Api<DynamicObject> {

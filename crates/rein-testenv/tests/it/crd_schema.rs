@@ -24,7 +24,7 @@ const BASE: &str = "/apis/schema.example.com/v1/namespaces/default/widgets";
 async fn env() -> TestEnv {
     let env = TestEnv::start().await.expect("starts");
     let crd: CustomResourceDefinition =
-        serde_yaml::from_str(include_str!("../fixtures/widgets-crd.yaml")).expect("fixture");
+        serde_saphyr::from_str(include_str!("../fixtures/widgets-crd.yaml")).expect("fixture");
     Api::<CustomResourceDefinition>::all(env.client())
         .create(&PostParams::default(), &crd)
         .await
@@ -780,7 +780,7 @@ async fn a_tightened_schema_ratchets_unchanged_fields_on_update() {
 async fn a_crd_with_a_non_structural_schema_or_a_bad_rule_is_refused() {
     let env = TestEnv::start().await.expect("starts");
     let mut crd: Value =
-        serde_yaml::from_str(include_str!("../fixtures/widgets-crd.yaml")).expect("fixture");
+        serde_saphyr::from_str(include_str!("../fixtures/widgets-crd.yaml")).expect("fixture");
     let spec = &mut crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]["spec"];
     spec["x-kubernetes-validations"][0]["rule"] = json!("self.replicas.isBetween(1, 3)");
     spec["properties"]["tags"]

@@ -104,7 +104,7 @@ async fn apply(client: &Client, name: &str, manager: &str, spec: Value) -> Reply
 async fn env() -> TestEnv {
     let env = TestEnv::start().await.expect("starts");
     let crd: CustomResourceDefinition =
-        serde_yaml::from_str(include_str!("../fixtures/widget-crd.yaml")).expect("crd fixture");
+        serde_saphyr::from_str(include_str!("../fixtures/widget-crd.yaml")).expect("crd fixture");
     Api::<CustomResourceDefinition>::all(env.client())
         .create(&PostParams::default(), &crd)
         .await

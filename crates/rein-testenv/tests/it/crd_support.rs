@@ -17,7 +17,7 @@ pub(crate) const CRDS: &str = "/apis/apiextensions.k8s.io/v1/customresourcedefin
 
 /// The widgets fixture: a valid two-version CRD (`widgets.rein.example.com`).
 pub(crate) fn widgets() -> Value {
-    serde_yaml::from_str(include_str!("../fixtures/crd/widgets-crd.yaml")).expect("fixture")
+    serde_saphyr::from_str(include_str!("../fixtures/crd/widgets-crd.yaml")).expect("fixture")
 }
 
 /// A valid one-version CRD for `plural.group` of kind `kind` (namespaced, status subresource).

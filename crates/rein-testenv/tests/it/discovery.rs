@@ -16,7 +16,7 @@ const AGGREGATED: &str = "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGrou
 
 async fn with_crontab_crd(env: &TestEnv) {
     let crd: CustomResourceDefinition =
-        serde_yaml::from_str(include_str!("../fixtures/crontab-crd.yaml")).expect("crd fixture");
+        serde_saphyr::from_str(include_str!("../fixtures/crontab-crd.yaml")).expect("crd fixture");
     Api::<CustomResourceDefinition>::all(env.client())
         .create(&PostParams::default(), &crd)
         .await
@@ -255,7 +255,7 @@ async fn custom_resources_hash_their_storage_version() {
     use base64::Engine as _;
     let env = TestEnv::start().await.expect("starts");
     let mut crd: Value =
-        serde_yaml::from_str(include_str!("../fixtures/crontab-crd.yaml")).expect("crd fixture");
+        serde_saphyr::from_str(include_str!("../fixtures/crontab-crd.yaml")).expect("crd fixture");
     let mut v2 = crd["spec"]["versions"][0].clone();
     v2["name"] = json!("v2");
     v2["storage"] = json!(false);

@@ -327,7 +327,7 @@ fn create_get_label_annotate_patch_and_list() {
     );
     assert!(cm["metadata"]["resourceVersion"].as_str().is_some());
     let yaml = server.ok(&["get", "deployment", "api", "-o", "yaml"]);
-    let deployment: Value = serde_yaml::from_str(&yaml).expect("kubectl's YAML output");
+    let deployment: Value = serde_saphyr::from_str(&yaml).expect("kubectl's YAML output");
     assert_eq!(deployment["spec"]["replicas"], 2);
     assert_eq!(deployment["kind"], "Deployment");
 

@@ -29,7 +29,7 @@ impl Dir {
 
     fn write(&self, name: &str, kubeconfig: &Kubeconfig) -> PathBuf {
         let path = self.0.join(name);
-        std::fs::write(&path, serde_yaml::to_string(kubeconfig).expect("yaml")).expect("writes");
+        std::fs::write(&path, serde_saphyr::to_string(kubeconfig).expect("yaml")).expect("writes");
         path
     }
 }

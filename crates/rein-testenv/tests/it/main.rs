@@ -23,6 +23,7 @@ mod faults;
 mod field_selectors;
 mod finalize_approval;
 mod future_rv;
+mod hostile;
 mod http_support;
 mod kubectl;
 mod kubectl_auth;

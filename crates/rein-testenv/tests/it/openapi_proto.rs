@@ -132,7 +132,7 @@ async fn v2_protobuf_decodes_as_gnostic_document() {
     );
     let extensions = named(&pod, 31);
     let gvk = fields(&extensions["x-kubernetes-group-version-kind"]);
-    let yaml: serde_yaml::Value = serde_yaml::from_str(&string_at(&gvk, 2)).expect("yaml");
+    let yaml: serde_json::Value = serde_saphyr::from_str(&string_at(&gvk, 2)).expect("yaml");
     assert_eq!(yaml[0]["kind"], "Pod");
     assert_eq!(yaml[0]["version"], "v1");
 

@@ -236,7 +236,7 @@ async fn large_lists_arrive_whole_in_every_representation() {
         .request_text(request("application/yaml"))
         .await
         .expect("lists as YAML");
-    let yaml: serde_json::Value = serde_yaml::from_str(&yaml).expect("YAML");
+    let yaml: serde_json::Value = serde_saphyr::from_str(&yaml).expect("YAML");
     // The ConfigMaps and the namespace's `kube-root-ca.crt`.
     assert_eq!(yaml["items"].as_array().map(Vec::len), Some(count + 1));
     let partial: serde_json::Value = env

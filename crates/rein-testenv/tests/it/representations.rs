@@ -111,7 +111,7 @@ async fn yaml_answers() {
     )
     .await;
     assert_eq!((code, content_type.as_str()), (200, "application/yaml"));
-    let object: Value = serde_yaml::from_str(&text).expect("yaml");
+    let object: Value = serde_saphyr::from_str(&text).expect("yaml");
     assert_eq!(object["kind"], "ConfigMap");
     assert_eq!(object["metadata"]["name"], "a");
     let (code, _, text) = get(
@@ -120,7 +120,7 @@ async fn yaml_answers() {
         "application/yaml",
     )
     .await;
-    let list: Value = serde_yaml::from_str(&text).expect("yaml");
+    let list: Value = serde_saphyr::from_str(&text).expect("yaml");
     assert_eq!((code, list["kind"].as_str()), (200, Some("ConfigMapList")));
     let (code, content_type, text) = get(
         &env,
@@ -128,7 +128,7 @@ async fn yaml_answers() {
         "application/yaml",
     )
     .await;
-    let status: Value = serde_yaml::from_str(&text).expect("yaml");
+    let status: Value = serde_saphyr::from_str(&text).expect("yaml");
     assert_eq!((code, content_type.as_str()), (404, "application/yaml"));
     assert_eq!(status["reason"], "NotFound");
 }

@@ -260,11 +260,18 @@ impl Tracker {
         let started = Instant::now();
         let deadline = started + self.options.timeout;
         let indexer = followed.informer.indexer();
-        if wait_for(&followed.state, deadline, || {
-            followed.state.check(&indexer, &scope)
-        })
-        .await
-        {
+        let caught_up = tokio::select! {
+            caught_up = wait_for(&followed.state, deadline, || {
+                followed.state.check(&indexer, &scope)
+            }) => caught_up,
+            // A stopped cache will not get there: answer from it at once (the manager is
+            // shutting down), without the timeout's warning.
+            () = cache.stopped() => {
+                tracing::debug!(kind = %kind, verb, target = %target, "the cache stopped while a read waited for this client's own write; answering from the cache");
+                return Ok(());
+            }
+        };
+        if caught_up {
             let waited = started.elapsed();
             metrics::record(&kind.kind, verb, WaitOutcome::CaughtUp, waited);
             tracing::debug!(kind = %kind, verb, target = %target, ?waited, "read waited for the cache to reach this client's own write");

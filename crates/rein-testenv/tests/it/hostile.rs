@@ -1,0 +1,236 @@
+//! Hostile requests (issue 28's reproductions): each is sent over HTTP, gets kube-apiserver's
+//! answer, and leaves the server alive with its data intact. Nothing here may take more than a
+//! moment or crash the process; the suite's own time bounds them.
+
+use serde_json::{Value, json};
+
+use crate::crd_support::{create_crd, raw, raw_typed, simple};
+use crate::http_support::{send, status_of};
+use rein_testenv::TestEnv;
+
+const CMS: &str = "/api/v1/namespaces/default/configmaps";
+
+/// A ConfigMap `keep` the hostile requests must leave as it is.
+async fn with_data() -> (TestEnv, Value) {
+    let env = TestEnv::start().await.expect("starts");
+    let (code, kept) = raw(
+        &env,
+        "POST",
+        CMS,
+        Some(&json!({"metadata": {"name": "keep"}, "data": {"k": "v"}})),
+    )
+    .await;
+    assert_eq!(code, 201, "{kept}");
+    (env, kept)
+}
+
+/// The server still answers, and `keep` is as it was.
+async fn alive_and_intact(env: &TestEnv, kept: &Value) {
+    let ready = send(&env.client(), "GET", "/readyz", &[], Vec::new()).await;
+    assert_eq!(ready.code, 200, "{}", ready.text());
+    let (code, now) = raw(env, "GET", &format!("{CMS}/keep"), None).await;
+    assert_eq!(code, 200, "{now}");
+    assert_eq!(now["data"], kept["data"]);
+    assert_eq!(
+        now["metadata"]["resourceVersion"],
+        kept["metadata"]["resourceVersion"]
+    );
+}
+
+/// 100,000 levels of YAML flow mappings took ~38 s of CPU to refuse (quadratic in libyaml);
+/// kube refuses them at once with 400. As a create body and as an apply body.
+#[tokio::test]
+async fn deep_yaml_is_refused_at_once() {
+    let (env, kept) = with_data().await;
+    let n = 100_000;
+    for body in [
+        format!("{}x{}", "{a: ".repeat(n), "}".repeat(n)),
+        format!("{}x", "- ".repeat(n)),
+        format!(
+            "metadata: {{name: deep}}\ndata: {}1{}",
+            "[".repeat(n),
+            "]".repeat(n)
+        ),
+    ] {
+        let create = send(
+            &env.client(),
+            "POST",
+            CMS,
+            &[("content-type", "application/yaml")],
+            body.clone().into_bytes(),
+        )
+        .await;
+        assert_eq!(create.code, 400, "{}", create.text());
+        let apply = send(
+            &env.client(),
+            "PATCH",
+            &format!("{CMS}/keep?fieldManager=m"),
+            &[("content-type", "application/apply-patch+yaml")],
+            body.into_bytes(),
+        )
+        .await;
+        assert_eq!(apply.code, 400, "{}", apply.text());
+    }
+    alive_and_intact(&env, &kept).await;
+}
+
+/// kube-apiserver takes at most 10,000 operations in one JSON patch: 413.
+#[tokio::test]
+async fn json_patch_over_ten_thousand_operations_is_413() {
+    let (env, kept) = with_data().await;
+    let mut ops = vec![json!({"op": "add", "path": "/t", "value": {}})];
+    ops.extend((0..14_000).map(|_| json!({"op": "copy", "from": "/t", "path": "/t/t"})));
+    let (code, status) = raw_typed(
+        &env,
+        "PATCH",
+        &format!("{CMS}/keep"),
+        Some(&Value::Array(ops)),
+        "application/json-patch+json",
+    )
+    .await;
+    assert_eq!(
+        status_of(&status),
+        (
+            413,
+            "RequestEntityTooLarge",
+            "The allowed maximum operations in a JSON patch is 10000, got 14001"
+        ),
+        "{code} {status}"
+    );
+    alive_and_intact(&env, &kept).await;
+}
+
+/// Copies that nest a value into itself overflowed the stack (the process aborted and every
+/// object was lost); on a custom resource that keeps unknown fields 9,000 sufficed. Now the
+/// patch is refused once it would nest the object deeper than the server can read back.
+#[tokio::test]
+async fn json_patch_nesting_a_value_into_itself_is_refused() {
+    let (env, kept) = with_data().await;
+    let (code, crd) = create_crd(&env, &simple("rein.example.com", "gizmos", "Gizmo")).await;
+    assert_eq!(code, 201, "{crd}");
+    let gizmos = "/apis/rein.example.com/v1/namespaces/default/gizmos";
+    let mut created = (0, Value::Null);
+    for _ in 0..100 {
+        created = raw(
+            &env,
+            "POST",
+            gizmos,
+            Some(&json!({"apiVersion": "rein.example.com/v1", "kind": "Gizmo", "metadata": {"name": "g"}})),
+        )
+        .await;
+        if created.0 == 201 {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+    assert_eq!(created.0, 201, "{}", created.1);
+    let mut ops = vec![json!({"op": "add", "path": "/t", "value": {}})];
+    ops.extend((0..9_000).map(|_| json!({"op": "copy", "from": "/t", "path": "/t/t"})));
+    for path in [format!("{gizmos}/g"), format!("{CMS}/keep")] {
+        let (code, status) = raw_typed(
+            &env,
+            "PATCH",
+            &path,
+            Some(&Value::Array(ops.clone())),
+            "application/json-patch+json",
+        )
+        .await;
+        let (status_code, reason, message) = status_of(&status);
+        assert_eq!(
+            (code, status_code, reason),
+            (422, 422, "Invalid"),
+            "{status}"
+        );
+        assert!(message.contains("deeper than 127 levels"), "{message}");
+    }
+    let (code, g) = raw(&env, "GET", &format!("{gizmos}/g"), None).await;
+    assert_eq!(code, 200, "{g}");
+    assert!(g.get("t").is_none(), "nothing was written: {g}");
+    alive_and_intact(&env, &kept).await;
+}
+
+/// 24 copies that double an array would need 16 GiB; kube bounds what copies may add
+/// (`JSONPatchMaxCopyBytes`, 3 MiB) and answers 422.
+#[tokio::test]
+async fn json_patch_copies_that_double_an_array_are_refused() {
+    let (env, kept) = with_data().await;
+    // The array copied into itself: it doubles with every copy.
+    let mut ops = vec![json!({"op": "add", "path": "/a", "value": ["x".repeat(64)]})];
+    ops.extend((0..24).map(|_| json!({"op": "copy", "from": "/a", "path": "/a/-"})));
+    // The same growth without nesting: the whole object copied into itself, again and again.
+    let flat: Vec<Value> =
+        std::iter::once(json!({"op": "add", "path": "/a", "value": {"x": "y".repeat(1024)}}))
+            .chain((0..40).map(|i| json!({"op": "copy", "from": "/a", "path": format!("/c{i}")})))
+            .chain((0..30).map(|i| json!({"op": "copy", "from": "", "path": format!("/d{i}")})))
+            .collect();
+    for patch in [ops, flat] {
+        let (code, status) = raw_typed(
+            &env,
+            "PATCH",
+            &format!("{CMS}/keep"),
+            Some(&Value::Array(patch)),
+            "application/json-patch+json",
+        )
+        .await;
+        let (_, reason, message) = status_of(&status);
+        assert_eq!((code, reason), (422, "Invalid"), "{status}");
+        assert!(
+            message.contains("accumulated size increase of copy"),
+            "{message}"
+        );
+    }
+    alive_and_intact(&env, &kept).await;
+}
+
+/// A 100-character name without dots is a valid DNS subdomain (kube caps the whole name at
+/// 253, not one label at 63); 254 characters are not.
+#[tokio::test]
+async fn long_names_are_dns_subdomains() {
+    let env = TestEnv::start().await.expect("starts");
+    for (len, want) in [(100, 201), (253, 201), (254, 422)] {
+        let name = "a".repeat(len);
+        let (code, body) = raw(
+            &env,
+            "POST",
+            CMS,
+            Some(&json!({"metadata": {"name": name}})),
+        )
+        .await;
+        assert_eq!(code, want, "{len}: {body}");
+    }
+}
+
+/// 2,000 unauthenticated GETs with a 60 KB query grew the request log by ~120 MB: it is a
+/// ring of the latest requests with their paths and queries cut to 2 KiB.
+#[tokio::test]
+async fn the_request_log_is_bounded() {
+    let env = TestEnv::builder()
+        .request_log_capacity(100)
+        .start()
+        .await
+        .expect("starts");
+    let query = "x".repeat(60_000);
+    for _ in 0..300 {
+        let answer = send(
+            &env.client(),
+            "GET",
+            &format!("/api/v1/namespaces/default/configmaps?labelSelector=a%3D{query}"),
+            &[],
+            Vec::new(),
+        )
+        .await;
+        assert!(answer.code < 500, "{}", answer.text());
+    }
+    let log = env.requests();
+    assert_eq!(log.len(), 100);
+    assert!(
+        log.iter()
+            .all(|r| r.query.as_deref().unwrap_or_default().len() <= 2048)
+    );
+    let ready = send(&env.client(), "GET", "/readyz", &[], Vec::new()).await;
+    assert_eq!(ready.code, 200);
+    assert_eq!(
+        env.requests().last().map(|r| r.path.as_str()),
+        Some("/readyz")
+    );
+}
