@@ -51,6 +51,7 @@ pub struct TestEnvBuilder {
     plugins: crate::plugins::Plugins,
     kubelet: crate::Kubelet,
     request_log_capacity: usize,
+    timeouts: server::Timeouts,
 }
 
 impl Default for TestEnvBuilder {
@@ -71,6 +72,7 @@ impl Default for TestEnvBuilder {
             plugins: crate::plugins::Plugins::all(),
             request_log_capacity: crate::requests::DEFAULT_REQUEST_LOG_CAPACITY,
             kubelet: crate::Kubelet::Absent,
+            timeouts: server::Timeouts::default(),
         }
     }
 }
@@ -147,6 +149,41 @@ impl TestEnvBuilder {
     /// 0 keeps none.
     pub fn request_log_capacity(mut self, capacity: usize) -> TestEnvBuilder {
         self.request_log_capacity = capacity;
+        self
+    }
+
+    /// How long a client may take to send a request's headers before its connection is
+    /// closed (default 32 s, kube-apiserver's `ReadHeaderTimeout`): on a new connection from
+    /// the accept (over TLS, from the end of the handshake) until its first request's headers
+    /// are in, so a client that connects and sends nothing is closed too; on a kept-alive
+    /// HTTP/1.1 connection from the end of the previous response, so there it also closes an
+    /// idle connection when shorter than [`idle_timeout`]. Headers sent a byte at a time do not
+    /// keep a connection open. Zero closes every connection at once. The timer runs on the
+    /// server's own clock, so a test's paused clock does not shorten it.
+    ///
+    /// [`idle_timeout`]: TestEnvBuilder::idle_timeout
+    pub fn header_read_timeout(mut self, timeout: Duration) -> TestEnvBuilder {
+        self.timeouts.header_read = timeout;
+        self
+    }
+
+    /// How long a connection may stay open with no request in flight before the server closes
+    /// it gracefully (default 90 s, kube-apiserver's `IdleTimeout`; HTTP/2 gets a `GOAWAY`). A
+    /// request is in flight until its response has been sent to the end, so a connection
+    /// carrying an open watch is never idle, however long the watch stays quiet.
+    pub fn idle_timeout(mut self, timeout: Duration) -> TestEnvBuilder {
+        self.timeouts.idle = timeout;
+        self
+    }
+
+    /// How long a client of the HTTPS server ([`tls`]) may take from connecting to the end of
+    /// its TLS handshake before its connection is dropped (default 32 s: kube-apiserver's Go
+    /// server bounds the handshake by its `ReadHeaderTimeout`). A client that connects and
+    /// sends no ClientHello is closed at this timeout.
+    ///
+    /// [`tls`]: TestEnvBuilder::tls
+    pub fn tls_handshake_timeout(mut self, timeout: Duration) -> TestEnvBuilder {
+        self.timeouts.tls_handshake = timeout;
         self
     }
 
@@ -344,6 +381,7 @@ impl TestEnvBuilder {
             webhook_services: self.webhook_services.clone(),
             conversion_timeout: self.conversion_timeout,
             plugins: self.plugins,
+            timeouts: self.timeouts,
         });
         seed_namespaces(&state);
         seed_kubernetes_service(&state, addr);

@@ -160,7 +160,8 @@ pub(crate) fn commit(
     if opts.dry_run {
         return Ok(Arc::new(obj));
     }
-    let obj = crate::resources::to_storage(&def.group, &def.plural, obj);
+    let mut obj = crate::resources::to_storage(&def.group, &def.plural, obj);
+    super::check_stored_size(&mut obj)?;
     let stored = txn.insert(&def.key(), key, obj);
     if is_crd(def) {
         return Ok(crd::on_write(txn, target.catalogue, &stored).unwrap_or(stored));

@@ -15,6 +15,8 @@ mod update;
 
 use serde_json::Value;
 
+use crate::status::ApiError;
+
 use crate::patch::Gvk;
 use crate::resources::{Catalogue, ResourceDef};
 
@@ -121,4 +123,28 @@ pub(crate) fn normalize(def: &ResourceDef, obj: &mut Value) {
             );
         }
     }
+}
+
+/// The largest request etcd takes (its `--max-request-bytes` default, 1.5 MiB): an object
+/// whose stored form is larger cannot be written.
+pub(crate) const MAX_STORED_OBJECT_BYTES: usize = 1_572_864;
+
+/// Checks that `obj` fits in one etcd request, as kube-apiserver learns when etcd refuses it:
+/// a create or update that is too large is retried once without `managedFields` (which can
+/// be large), and then answered with etcd's error as a 500 (kube-apiserver passes the
+/// `etcdserver: request is too large` error through unconverted). The stored form is
+/// measured as JSON, which is at least as large as the protobuf kube stores built-ins as.
+pub(crate) fn check_stored_size(obj: &mut Value) -> Result<(), ApiError> {
+    let fits =
+        |obj: &Value| crate::patch::encoded_size_within(obj, MAX_STORED_OBJECT_BYTES).is_some();
+    if fits(obj) {
+        return Ok(());
+    }
+    if let Some(meta) = obj.get_mut("metadata").and_then(Value::as_object_mut)
+        && meta.remove("managedFields").is_some()
+        && fits(obj)
+    {
+        return Ok(());
+    }
+    Err(ApiError::new(500, "", "etcdserver: request is too large"))
 }

@@ -187,7 +187,8 @@ pub(crate) fn update(
     if opts.dry_run {
         return Ok(Arc::new(result));
     }
-    let result = crate::resources::to_storage(&def.group, &def.plural, result);
+    let mut result = crate::resources::to_storage(&def.group, &def.plural, result);
+    super::check_stored_size(&mut result)?;
     if meta::is_deleting(&result)
         && meta::finalizers(&result).is_empty()
         && super::graceful::grace_is_over(&result)

@@ -83,6 +83,16 @@ pub(crate) fn server_side_apply_at(
             "the apply configuration must be an object".to_string(),
         ));
     }
+    // structured-merge-diff's field manager: an apply configuration claims fields by what it
+    // sets, never by sending managedFields.
+    if applied
+        .pointer("/metadata/managedFields")
+        .is_some_and(|m| !m.is_null())
+    {
+        return Err(PatchError::BadRequest(
+            "metadata.managedFields must be nil".to_string(),
+        ));
+    }
     for required in ["apiVersion", "kind"] {
         if applied.get(required).and_then(Value::as_str).is_none() {
             return Err(PatchError::Malformed(format!(

@@ -43,9 +43,15 @@ pub(crate) enum PatchError {
     /// Server-side apply touched fields other managers own (409 Conflict).
     #[error("{}", conflict_message(.0))]
     Conflict(Vec<FieldConflict>),
-    /// A JSON patch of more operations than kube-apiserver takes (413 RequestEntityTooLarge).
-    #[error("{0}")]
+    /// A JSON patch of more operations than kube-apiserver takes (413 RequestEntityTooLarge;
+    /// apimachinery's `NewRequestEntityTooLargeError` words it).
+    #[error("Request entity too large: {0}")]
     TooLarge(String),
+    /// A request kube-apiserver answers with a plain 400 BadRequest carrying just this
+    /// message (a strategic merge patch directive of the wrong shape, an apply configuration
+    /// with `managedFields`).
+    #[error("{0}")]
+    BadRequest(String),
     /// The patch type is not supported for this kind (415), e.g. strategic merge on a CRD.
     #[error("{0}")]
     UnsupportedMediaType(String),
@@ -86,6 +92,7 @@ impl PatchError {
             PatchError::Decode { .. }
             | PatchError::DecodeYaml(_)
             | PatchError::Malformed(_)
+            | PatchError::BadRequest(_)
             | PatchError::BadMergePatch => 400,
             PatchError::Invalid(_) | PatchError::TestFailed(_) | PatchError::NotAnObject(_) => 422,
             PatchError::Conflict(_) => 409,
@@ -101,6 +108,7 @@ impl PatchError {
             PatchError::Decode { .. }
             | PatchError::DecodeYaml(_)
             | PatchError::Malformed(_)
+            | PatchError::BadRequest(_)
             | PatchError::BadMergePatch => "BadRequest",
             PatchError::Invalid(_) | PatchError::TestFailed(_) | PatchError::NotAnObject(_) => {
                 "Invalid"

@@ -47,10 +47,19 @@ fn merge_map(
             )));
         }
     }
+    // apimachinery's mergepatch errors, which kube-apiserver answers with 400 BadRequest.
+    if patch
+        .iter()
+        .any(|(k, v)| k.starts_with("$setElementOrder/") && !v.is_array())
+    {
+        return Err(PatchError::BadRequest(
+            "invalid patch format of setElementOrder list".to_string(),
+        ));
+    }
     if let Some(retain) = patch.get("$retainKeys") {
         let Value::Array(retain) = retain else {
-            return Err(PatchError::Malformed(
-                "$retainKeys must be a list of field names".to_string(),
+            return Err(PatchError::BadRequest(
+                "invalid patch format of retainKeys".to_string(),
             ));
         };
         original.retain(|key, _| retain.iter().any(|k| k.as_str() == Some(key)));
@@ -61,9 +70,9 @@ fn merge_map(
         }
         if let Some(field) = key.strip_prefix("$deleteFromPrimitiveList/") {
             let Value::Array(remove) = value else {
-                return Err(PatchError::Malformed(format!(
-                    "{key} must be a list of values"
-                )));
+                return Err(PatchError::BadRequest(
+                    "invalid patch format of primitive list".to_string(),
+                ));
             };
             if let Some(Value::Array(list)) = original.get_mut(field) {
                 list.retain(|item| !remove.contains(item));

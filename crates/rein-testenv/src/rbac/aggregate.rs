@@ -12,25 +12,29 @@ use crate::server::State;
 use crate::store::{WatchStart, object_key};
 
 /// Runs until shutdown: reconciles every aggregated ClusterRole after each ClusterRole change.
+/// When its watch ends (`Faults::close_watches`, `fail_watches`), it watches again and
+/// reconciles, as the real controller's informer re-lists: no change is missed for good.
 pub(crate) async fn run(state: Arc<State>) {
     let key = rbac_key("clusterroles");
-    let subscription = state.store.lock().subscribe(&key, WatchStart::Now, None);
-    let Ok(mut subscription) = subscription else {
-        return;
-    };
     loop {
-        state.faults.inner.wait_unpaused().await;
-        reconcile(&state);
-        tokio::select! {
-            () = state.shutdown.cancelled() => return,
-            event = subscription.rx.recv() => {
-                if event.is_none() {
-                    return;
+        let subscription = state.store.lock().subscribe(&key, WatchStart::Now, None);
+        let Ok(mut subscription) = subscription else {
+            return;
+        };
+        loop {
+            state.faults.inner.wait_unpaused().await;
+            reconcile(&state);
+            tokio::select! {
+                () = state.shutdown.cancelled() => return,
+                event = subscription.rx.recv() => {
+                    if event.is_none() {
+                        break;
+                    }
                 }
             }
+            // One pass covers every change queued so far.
+            while subscription.rx.try_recv().is_ok() {}
         }
-        // One pass covers every change queued so far.
-        while subscription.rx.try_recv().is_ok() {}
     }
 }
 

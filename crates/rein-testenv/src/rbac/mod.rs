@@ -1,10 +1,12 @@
 //! Authorization: requests checked against the stored RBAC objects (Roles, ClusterRoles,
 //! RoleBindings, ClusterRoleBindings) as kube-apiserver's authorizer chain checks them
 //! (`system:masters` first, then RBAC); the `authorization.k8s.io` reviews; the ClusterRole
-//! aggregation controller; the bootstrap roles a fresh cluster has.
+//! aggregation controller; the bootstrap roles a fresh cluster has; the checks that keep a
+//! user from granting, through a Role, ClusterRole or binding, what she does not hold.
 
 pub(crate) mod aggregate;
 pub(crate) mod bootstrap;
+pub(crate) mod escalation;
 pub(crate) mod request;
 pub(crate) mod reviews;
 mod rules;
@@ -69,7 +71,7 @@ pub(crate) fn authorize(txn: &Txn<'_>, attrs: &Attributes) -> Decision {
             return false;
         }
         if let Some(err) = err {
-            errors.push(err);
+            errors.push(err.lister_message());
         }
         true
     });
@@ -112,7 +114,7 @@ pub(crate) fn rules_for(
             out.push(rule.clone());
         }
         if let Some(err) = err {
-            errors.push(err);
+            errors.push(err.lister_message());
         }
         true
     });
@@ -196,7 +198,7 @@ fn quote(s: &str) -> String {
 /// The storage key of an `rbac.authorization.k8s.io` resource.
 pub(crate) fn rbac_key(plural: &str) -> ResKey {
     ResKey {
-        group: "rbac.authorization.k8s.io".to_string(),
+        group: RBAC_GROUP.to_string(),
         plural: plural.to_string(),
     }
 }
@@ -208,7 +210,7 @@ fn visit_rules(
     txn: &Txn<'_>,
     user: &UserInfo,
     namespace: &str,
-    mut visit: impl FnMut(Option<&str>, Option<&Value>, Option<String>) -> bool,
+    mut visit: impl FnMut(Option<&str>, Option<&Value>, Option<&RoleRefError>) -> bool,
 ) {
     for binding in txn.list(&rbac_key("clusterrolebindings"), None) {
         let Some(subject) = applies_to(user, &binding, "") else {
@@ -217,7 +219,7 @@ fn visit_rules(
         let role_ref = binding.get("roleRef").cloned().unwrap_or_default();
         match role_rules(txn, &role_ref, "") {
             Err(err) => {
-                if !visit(None, None, Some(err)) {
+                if !visit(None, None, Some(&err)) {
                     return;
                 }
             }
@@ -247,7 +249,7 @@ fn visit_rules(
         let role_ref = binding.get("roleRef").cloned().unwrap_or_default();
         match role_rules(txn, &role_ref, namespace) {
             Err(err) => {
-                if !visit(None, None, Some(err)) {
+                if !visit(None, None, Some(&err)) {
                     return;
                 }
             }
@@ -279,29 +281,92 @@ fn name_of(obj: &Value) -> &str {
         .unwrap_or_default()
 }
 
-/// The rules of the role `role_ref` names.
-fn role_rules(txn: &Txn<'_>, role_ref: &Value, namespace: &str) -> Result<Vec<Value>, String> {
+/// Why the role a binding names could not be read.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum RoleRefError {
+    /// No such Role in the binding's namespace, or no such ClusterRole.
+    NotFound {
+        /// `roles` or `clusterroles`.
+        plural: &'static str,
+        /// The name looked up.
+        name: String,
+    },
+    /// A Role looked up without a namespace (a ClusterRoleBinding naming a Role).
+    NoNamespace {
+        /// The name looked up.
+        name: String,
+    },
+    /// `roleRef.kind` is neither `Role` nor `ClusterRole`.
+    Unsupported(String),
+}
+
+impl RoleRefError {
+    /// The error as the authorizer's listers word it (`role.rbac.authorization.k8s.io "x" not
+    /// found`), in authorization reasons and rules reviews.
+    pub(crate) fn lister_message(&self) -> String {
+        match self {
+            RoleRefError::NotFound { plural, name } => {
+                let singular = plural.trim_end_matches('s');
+                format!("{singular}.{RBAC_GROUP} {} not found", quote(name))
+            }
+            RoleRefError::NoNamespace { name } => {
+                format!("role.{RBAC_GROUP} {} not found", quote(name))
+            }
+            RoleRefError::Unsupported(kind) => {
+                format!("unsupported role reference kind: {}", quote(kind))
+            }
+        }
+    }
+
+    /// The error as the RBAC registry's own rule resolver (the escalation checks) meets it:
+    /// the roles' storage answering a get.
+    pub(crate) fn to_api_error(&self) -> ApiError {
+        match self {
+            RoleRefError::NotFound { plural, name } => ApiError::new(
+                404,
+                "NotFound",
+                format!("{plural}.{RBAC_GROUP} {} not found", quote(name)),
+            )
+            .with_details(json!({"name": name, "group": RBAC_GROUP, "kind": plural})),
+            RoleRefError::NoNamespace { .. } => {
+                ApiError::bad_request("Namespace parameter required.")
+            }
+            // Not an API status: kube-apiserver answers 500 with no reason.
+            RoleRefError::Unsupported(_) => ApiError::new(500, "", self.lister_message()),
+        }
+    }
+}
+
+/// The API group of the RBAC resources.
+pub(crate) const RBAC_GROUP: &str = "rbac.authorization.k8s.io";
+
+/// The rules of the role `role_ref` names, for a binding in `namespace` (empty: a
+/// ClusterRoleBinding).
+fn role_rules(
+    txn: &Txn<'_>,
+    role_ref: &Value,
+    namespace: &str,
+) -> Result<Vec<Value>, RoleRefError> {
     let name = str_at(role_ref, "name");
-    let found = match str_at(role_ref, "kind") {
-        "Role" => txn
-            .get(
-                &rbac_key("roles"),
-                &(namespace.to_string(), name.to_string()),
-            )
-            .ok_or_else(|| format!("role.rbac.authorization.k8s.io {} not found", quote(name)))?,
-        "ClusterRole" => txn
-            .get(
-                &rbac_key("clusterroles"),
-                &(String::new(), name.to_string()),
-            )
-            .ok_or_else(|| {
-                format!(
-                    "clusterrole.rbac.authorization.k8s.io {} not found",
-                    quote(name)
-                )
-            })?,
-        other => return Err(format!("unsupported role reference kind: {}", quote(other))),
+    let (plural, namespace) = match str_at(role_ref, "kind") {
+        "Role" if namespace.is_empty() => {
+            return Err(RoleRefError::NoNamespace {
+                name: name.to_string(),
+            });
+        }
+        "Role" => ("roles", namespace),
+        "ClusterRole" => ("clusterroles", ""),
+        other => return Err(RoleRefError::Unsupported(other.to_string())),
     };
+    let found = txn
+        .get(
+            &rbac_key(plural),
+            &(namespace.to_string(), name.to_string()),
+        )
+        .ok_or_else(|| RoleRefError::NotFound {
+            plural,
+            name: name.to_string(),
+        })?;
     Ok(found
         .get("rules")
         .and_then(Value::as_array)

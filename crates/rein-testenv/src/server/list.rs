@@ -104,6 +104,10 @@ async fn list(
     let (snapshot_rv, start_after) = match &q.continue_token {
         Some(token) => {
             let (rv, key) = decode_continue(token)?;
+            // A token naming a version the server has not reached (forged, or from another
+            // server) is no page of that version: like the watch cache, wait for it, then
+            // 504 with the `ResourceVersionTooLarge` cause.
+            wait_until_fresh(state, rv).await?;
             (Some(rv), Some(key))
         }
         None => {

@@ -8,6 +8,7 @@ mod admitted;
 mod aggregated;
 mod body;
 mod components;
+mod conn;
 mod converted;
 mod discovery;
 mod dispatch;
@@ -28,13 +29,12 @@ mod watch;
 use std::sync::Arc;
 use std::time::Duration;
 
-use hyper::service::service_fn;
-use hyper_util::rt::{TokioExecutor, TokioIo};
 use parking_lot::Mutex;
 use tokio::net::TcpListener;
 use tokio_util::sync::CancellationToken;
 
-use crate::auth::PeerUser;
+pub(crate) use conn::Timeouts;
+
 use crate::faults::Faults;
 use crate::resources::Catalogue;
 use crate::store::Store;
@@ -65,9 +65,12 @@ pub(crate) struct State {
     pub(crate) conversion_timeout: Duration,
     /// The built-in admission plugins that are on.
     pub(crate) plugins: crate::plugins::Plugins,
+    /// How long a client may take over its TLS handshake or a request's headers, or idle.
+    pub(crate) timeouts: Timeouts,
 }
 
-/// Accepts connections until `state.shutdown` is cancelled.
+/// Accepts connections until `state.shutdown` is cancelled, one task per connection, backing
+/// off after accept errors; each connection is bounded by `state.timeouts`.
 pub(crate) async fn serve(
     listener: TcpListener,
     tls: Option<tokio_rustls::TlsAcceptor>,
@@ -75,56 +78,16 @@ pub(crate) async fn serve(
 ) {
     tokio::spawn(collect_garbage(state.clone()));
     tokio::spawn(crate::rbac::aggregate::run(state.clone()));
-    loop {
-        let accepted = tokio::select! {
-            () = state.shutdown.cancelled() => return,
-            accepted = listener.accept() => accepted,
-        };
-        let Ok((stream, _peer)) = accepted else {
-            continue;
-        };
+    let shutdown = state.shutdown.clone();
+    conn::accept_loop(&listener, &shutdown, |stream| {
         let _ = stream.set_nodelay(true);
         let state = state.clone();
-        let tls = tls.clone();
-        tokio::spawn(async move {
-            let service = |peer: PeerUser| {
-                let state = state.clone();
-                service_fn(move |mut req| {
-                    req.extensions_mut().insert(peer.clone());
-                    dispatch::handle(state.clone(), req)
-                })
-            };
-            let builder = hyper_util::server::conn::auto::Builder::new(TokioExecutor::new());
-            match tls {
-                None => {
-                    let service = service(PeerUser::default());
-                    let conn = builder.serve_connection(TokioIo::new(stream), service);
-                    tokio::select! {
-                        _ = conn => {}
-                        () = state.shutdown.cancelled() => {}
-                    }
-                }
-                Some(acceptor) => {
-                    let Ok(stream) = acceptor.accept(stream).await else {
-                        return;
-                    };
-                    // The client certificate, verified against the CA by the handshake.
-                    let peer = stream
-                        .get_ref()
-                        .1
-                        .peer_certificates()
-                        .and_then(|certs| certs.first())
-                        .and_then(crate::auth::user_of);
-                    let service = service(PeerUser(peer));
-                    let conn = builder.serve_connection(TokioIo::new(stream), service);
-                    tokio::select! {
-                        _ = conn => {}
-                        () = state.shutdown.cancelled() => {}
-                    }
-                }
-            }
-        });
-    }
+        match &tls {
+            None => tokio::spawn(conn::serve_plain(stream, state)),
+            Some(acceptor) => tokio::spawn(conn::serve_tls(stream, acceptor.clone(), state)),
+        };
+    })
+    .await;
 }
 
 /// The garbage collector: runs queued work a step at a time (one transaction each, yielding

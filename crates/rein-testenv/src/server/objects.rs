@@ -83,6 +83,10 @@ async fn respond(state: &Arc<State>, req: Request<Incoming>, path: ResourcePath)
         return body::error(&ApiError::method_not_allowed());
     }
     let method = req.method().clone();
+    let rbac_user = state
+        .enforce_rbac
+        .then(|| req.extensions().get::<crate::auth::UserInfo>().cloned())
+        .flatten();
     let raw_query = req.uri().query().map(str::to_string);
     let wants_table = match super::table::requested(req.headers(), &q) {
         Ok(t) => t,
@@ -145,6 +149,7 @@ async fn respond(state: &Arc<State>, req: Request<Incoming>, path: ResourcePath)
         admitted: false,
         reinvoke_plugins: false,
         plugins: state.plugins,
+        rbac_user,
     };
     if super::subresources::is_legacy_binding(&path.def) {
         let resp = super::subresources::legacy_binding(&ctx).await;
@@ -255,6 +260,8 @@ pub(super) struct Ctx<'a> {
     pub(super) reinvoke_plugins: bool,
     /// The built-in admission plugins this write runs.
     pub(super) plugins: crate::plugins::Plugins,
+    /// Who asks, when RBAC is enforced: writes of RBAC objects are checked for escalation.
+    rbac_user: Option<crate::auth::UserInfo>,
 }
 
 impl<'a> Ctx<'a> {
@@ -279,6 +286,7 @@ impl<'a> Ctx<'a> {
             admitted,
             reinvoke_plugins: false,
             plugins: self.plugins,
+            rbac_user: self.rbac_user.clone(),
         }
     }
 
@@ -309,6 +317,27 @@ impl<'a> Ctx<'a> {
         } else {
             self.write(write).await
         }
+    }
+
+    /// kube's RBAC escalation checks (`rbac::escalation`) on a write of `new` over the object
+    /// at `key` (none: a create), when RBAC is enforced.
+    fn confirm_no_escalation(
+        &self,
+        txn: &Txn<'_>,
+        key: Option<&ObjKey>,
+        new: &Value,
+    ) -> Result<(), ApiError> {
+        let Some(user) = &self.rbac_user else {
+            return Ok(());
+        };
+        let old = key.and_then(|key| txn.get(&self.path.def.key(), key));
+        let req = crate::rbac::escalation::Request {
+            user,
+            def: &self.path.def,
+            namespace: self.path.namespace.as_deref().unwrap_or_default(),
+            name: self.path.name.as_deref().unwrap_or_default(),
+        };
+        crate::rbac::escalation::check(txn, &req, old.as_deref(), new)
     }
 
     /// The stored object `name`, if any.
@@ -589,6 +618,9 @@ impl<'a> Ctx<'a> {
         if self.plugins.mutates(def) {
             self.mutate(&self.state.store.lock(), &mut obj)?;
         }
+        if self.rbac_user.is_some() {
+            self.confirm_no_escalation(&self.state.store.lock(), None, &obj)?;
+        }
         // Defaulting, metadata and managedFields need no store: done before taking its lock,
         // so concurrent creates do that work in parallel and the lock is held only to check
         // and insert.
@@ -647,6 +679,7 @@ impl<'a> Ctx<'a> {
             Some(_) => return Err(ApiError::no_route()),
         };
         let warnings = self.validate_fields(&txn, &mut obj, crate::builtin::Source::Body)?;
+        self.confirm_no_escalation(&txn, Some(&key), &obj)?;
         let stored = ops::update(&mut txn, self.target(), &key, obj, sub, &self.write_opts())?;
         drop(txn);
         Ok(Answer {
@@ -733,6 +766,7 @@ impl<'a> Ctx<'a> {
             )?;
             let warnings =
                 self.validate_fields(&txn, &mut applied, crate::builtin::Source::Body)?;
+            self.confirm_no_escalation(&txn, Some(&key), &applied)?;
             let opts = WriteOpts {
                 dry_run: self.q.dry_run,
                 field_manager: String::new(),
@@ -773,6 +807,7 @@ impl<'a> Ctx<'a> {
         let current_view = current_view.ok_or_else(|| ApiError::not_found(def, name))?;
         let mut patched = patch::apply_patch(patch_type, &current_view, self.bytes, &gvk)?;
         let warnings = self.validate_fields(&txn, &mut patched, crate::builtin::Source::Patch)?;
+        self.confirm_no_escalation(&txn, Some(&key), &patched)?;
         let stored = ops::update(
             &mut txn,
             self.target(),

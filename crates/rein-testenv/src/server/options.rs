@@ -23,6 +23,9 @@ enum ErrorKind {
     NotSupported(String),
     Forbidden,
     Required,
+    TooLong,
+    /// `Invalid value: <value>` (the value already rendered as Go renders it).
+    Invalid(String),
 }
 
 impl FieldError {
@@ -51,9 +54,27 @@ impl FieldError {
         }
     }
 
+    fn too_long(field: &'static str, max: usize) -> FieldError {
+        FieldError {
+            field,
+            kind: ErrorKind::TooLong,
+            detail: format!("may not be more than {max} bytes"),
+        }
+    }
+
+    fn invalid(field: &'static str, value: &str, detail: String) -> FieldError {
+        FieldError {
+            field,
+            kind: ErrorKind::Invalid(go_quote(value)),
+            detail,
+        }
+    }
+
     /// `ErrorBody()`: the message without the field.
     fn body(&self) -> String {
         match &self.kind {
+            ErrorKind::TooLong => format!("Too long: {}", self.detail),
+            ErrorKind::Invalid(value) => format!("Invalid value: {value}: {}", self.detail),
             ErrorKind::NotSupported(value) => {
                 format!("Unsupported value: {value}: {}", self.detail)
             }
@@ -67,6 +88,8 @@ impl FieldError {
             ErrorKind::NotSupported(_) => "FieldValueNotSupported",
             ErrorKind::Forbidden => "FieldValueForbidden",
             ErrorKind::Required => "FieldValueRequired",
+            ErrorKind::TooLong => "FieldValueTooLong",
+            ErrorKind::Invalid(_) => "FieldValueInvalid",
         }
     }
 }
@@ -116,10 +139,77 @@ fn field_validation(q: &Query, errors: &mut Vec<FieldError>) {
     }
 }
 
+/// The longest `fieldManager` kube-apiserver takes (`FieldManagerMaxLength`).
+const FIELD_MANAGER_MAX_LENGTH: usize = 128;
+
+/// `ValidateFieldManager`: at most 128 bytes, printable characters only (an empty one is
+/// "not set").
+fn field_manager(q: &Query, errors: &mut Vec<FieldError>) {
+    let manager = q.field_manager.as_deref().unwrap_or("");
+    if manager.len() > FIELD_MANAGER_MAX_LENGTH {
+        errors.push(FieldError::too_long(
+            "fieldManager",
+            FIELD_MANAGER_MAX_LENGTH,
+        ));
+    }
+    for (i, c) in manager.char_indices() {
+        if !is_go_printable(c) {
+            errors.push(FieldError::invalid(
+                "fieldManager",
+                manager,
+                format!("invalid character U+{:04X} (at position {i})", u32::from(c)),
+            ));
+        }
+    }
+}
+
+/// Go's `unicode.IsPrint`: letters, marks, numbers, punctuation, symbols and the ASCII space;
+/// not controls, other spaces, or format characters (the common ones: soft hyphen,
+/// zero-width and direction marks, the byte-order mark).
+fn is_go_printable(c: char) -> bool {
+    if c == ' ' {
+        return true;
+    }
+    let format = matches!(
+        c,
+        '\u{AD}' | '\u{600}'..='\u{605}' | '\u{61C}' | '\u{6DD}' | '\u{70F}'
+            | '\u{180E}' | '\u{200B}'..='\u{200F}' | '\u{202A}'..='\u{202E}'
+            | '\u{2060}'..='\u{2064}' | '\u{2066}'..='\u{206F}' | '\u{FEFF}'
+            | '\u{FFF9}'..='\u{FFFB}'
+    );
+    !(c.is_control() || c.is_whitespace() || format)
+}
+
+/// Go's `%q` of a string: `strconv.Quote`.
+fn go_quote(s: &str) -> String {
+    let mut out = String::with_capacity(s.len() + 2);
+    out.push('"');
+    for c in s.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            '\u{7}' => out.push_str("\\a"),
+            '\u{8}' => out.push_str("\\b"),
+            '\u{C}' => out.push_str("\\f"),
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\t' => out.push_str("\\t"),
+            '\u{B}' => out.push_str("\\v"),
+            c if is_go_printable(c) => out.push(c),
+            c if u32::from(c) < 0x80 => out.push_str(&format!("\\x{:02x}", u32::from(c))),
+            c if u32::from(c) <= 0xFFFF => out.push_str(&format!("\\u{:04x}", u32::from(c))),
+            c => out.push_str(&format!("\\U{:08x}", u32::from(c))),
+        }
+    }
+    out.push('"');
+    out
+}
+
 /// `ValidateCreateOptions` (`kind` = `CreateOptions`) or `ValidateUpdateOptions`
 /// (`UpdateOptions`).
 pub(crate) fn check_write(kind: &str, q: &Query) -> Result<(), ApiError> {
     let mut errors = Vec::new();
+    field_manager(q, &mut errors);
     dry_run(q, &mut errors);
     field_validation(q, &mut errors);
     invalid(kind, &errors)
@@ -162,6 +252,7 @@ pub(crate) fn check_patch(q: &Query, patch_type: PatchType) -> Result<(), ApiErr
             "may not be specified for non-apply patch",
         ));
     }
+    field_manager(q, &mut errors);
     dry_run(q, &mut errors);
     field_validation(q, &mut errors);
     invalid("PatchOptions", &errors)
@@ -280,6 +371,10 @@ mod tests {
              for non-apply patch"
         );
         assert!(check_patch(&query("force=true&fieldManager=m"), PatchType::Apply).is_ok());
+        assert_eq!(
+            go_quote("a\u{1}b\"\n\u{200B}é"),
+            "\"a\\x01b\\\"\\n\\u200bé\""
+        );
         let err = check_watch(&query("sendInitialEvents=true&resourceVersionMatch=Exact"))
             .expect_err("refused");
         assert_eq!(

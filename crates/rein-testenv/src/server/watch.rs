@@ -135,6 +135,21 @@ impl Filter {
     }
 }
 
+impl crate::TestEnv {
+    /// How many watches the server holds now: one for each watch request it is serving, until
+    /// it has let go of everything the watch held (its task and its subscription to the
+    /// store's changes) — soon after the client goes away, the watch times out
+    /// (`timeoutSeconds`) or is closed ([`Faults::close_watches`]), whether or not anything
+    /// changed meanwhile. The server's own controllers watch too (the ClusterRole aggregation
+    /// controller, one), so compare with a count taken first: a test that opens and drops
+    /// watches can check it comes back down.
+    ///
+    /// [`Faults::close_watches`]: crate::Faults::close_watches
+    pub fn open_watches(&self) -> usize {
+        self.state.store.lock().watch_count()
+    }
+}
+
 /// Answers a watch request with a streaming body.
 pub(crate) async fn serve(
     state: &Arc<State>,
@@ -223,7 +238,10 @@ async fn start(
         WatchStart::After(rv) => rv,
         WatchStart::Now => 0,
     };
-    let (tx, rx) = mpsc::channel::<Bytes>(256);
+    // A few chunks between the watch's task and the connection: a client that stops reading
+    // makes the task wait (and, once the store's channel is full, be dropped) instead of
+    // piling up chunks here.
+    let (tx, rx) = mpsc::channel::<Bytes>(RESPONSE_CHUNKS);
     let subscription = state
         .store
         .lock()
@@ -237,6 +255,11 @@ async fn start(
             ))));
         }
     };
+    let registered = Registered {
+        sub,
+        state: state.clone(),
+        res: def.key(),
+    };
     let job = WatchJob {
         failures_seen: state.faults.inner.watch_failure_count(),
         state: state.clone(),
@@ -247,13 +270,31 @@ async fn start(
         timeout: q.timeout_seconds.map(Duration::from_secs),
         after,
     };
-    tokio::spawn(job.run(sub));
+    tokio::spawn(job.run(registered));
     let stream = futures::stream::unfold(rx, |mut rx| async move {
         rx.recv()
             .await
             .map(|b| (Ok::<_, Infallible>(Frame::data(b)), rx))
     });
     Ok(streaming(StreamBody::new(stream).boxed()))
+}
+
+/// A watch's subscription to the store's changes, let go of in the store as soon as the watch
+/// ends — however it ends: the client went away, `timeoutSeconds`, shutdown, a panic —
+/// rather than at the resource's next write, which may never come.
+struct Registered {
+    sub: Subscription,
+    state: Arc<State>,
+    res: crate::resources::ResKey,
+}
+
+impl Drop for Registered {
+    fn drop(&mut self) {
+        // Closed first, so the store sees this subscription as ended. (A watch ends in its own
+        // task, never while that task holds the store's lock.)
+        self.sub.rx.close();
+        self.state.store.lock().unsubscribe_ended(&self.res);
+    }
 }
 
 /// The task feeding one watch response.
@@ -271,6 +312,9 @@ struct WatchJob {
     failures_seen: u64,
 }
 
+/// Chunks queued between a watch's task and its connection.
+const RESPONSE_CHUNKS: usize = 8;
+
 /// Events are batched into chunks of about this size (fewer writes under load).
 const CHUNK: usize = 256 * 1024;
 
@@ -280,7 +324,8 @@ const CHUNK: usize = 256 * 1024;
 const LINGER: Duration = Duration::from_millis(2);
 
 impl WatchJob {
-    async fn run(self, mut sub: Subscription) {
+    async fn run(self, mut registered: Registered) {
+        let sub = &mut registered.sub;
         let mut buf = Vec::new();
         for event in &sub.initial {
             self.append(&mut buf, event);
@@ -321,10 +366,10 @@ impl WatchJob {
                         return;
                     };
                     self.append(&mut buf, &event);
-                    if self.drain(&mut buf, &mut sub) > 0 && buf.len() < CHUNK {
+                    if self.drain(&mut buf, sub) > 0 && buf.len() < CHUNK {
                         // A burst: let it go on a moment so one write carries more of it.
                         tokio::time::sleep(LINGER).await;
-                        self.drain(&mut buf, &mut sub);
+                        self.drain(&mut buf, sub);
                     }
                     if !self.flush(&mut buf).await {
                         return;
@@ -340,7 +385,7 @@ impl WatchJob {
                     // before the bookmark, however many chunks that takes, or a client
                     // resuming from the bookmark would skip those still waiting.
                     loop {
-                        self.drain(&mut buf, &mut sub);
+                        self.drain(&mut buf, sub);
                         if buf.len() < CHUNK {
                             break;
                         }

@@ -244,7 +244,10 @@ struct Inner {
     history_cap: usize,
     /// Events with an rv at or below this are gone from the history.
     compacted: u64,
-    watchers: HashMap<ResKey, Vec<mpsc::UnboundedSender<Arc<Event>>>>,
+    /// Each watch's channel holds at most the history's worth of events: a watcher that far
+    /// behind (a client that stopped reading) is dropped, as kube-apiserver's watch cache
+    /// ends an unresponsive watcher; its client watches again from its last version.
+    watchers: HashMap<ResKey, Vec<mpsc::Sender<Arc<Event>>>>,
     /// Where each object lives, by uid.
     uids: HashMap<String, (ResKey, ObjKey)>,
     /// Objects naming each owner uid in their ownerReferences.
@@ -533,7 +536,7 @@ impl Txn<'_> {
         let event = Arc::new(Event::new(rv, kind, res.clone(), object, old));
         let inner = &mut *self.inner;
         if let Some(watchers) = inner.watchers.get_mut(res) {
-            watchers.retain(|tx| tx.send(event.clone()).is_ok());
+            watchers.retain(|tx| tx.try_send(event.clone()).is_ok());
         }
         inner.history.push_back(event);
         while inner.history.len() > inner.history_cap {

@@ -93,7 +93,7 @@ async fn json_patch_over_ten_thousand_operations_is_413() {
         (
             413,
             "RequestEntityTooLarge",
-            "The allowed maximum operations in a JSON patch is 10000, got 14001"
+            "Request entity too large: The allowed maximum operations in a JSON patch is 10000, got 14001"
         ),
         "{code} {status}"
     );
@@ -233,4 +233,260 @@ async fn the_request_log_is_bounded() {
         env.requests().last().map(|r| r.path.as_str()),
         Some("/readyz")
     );
+}
+
+/// Strategic merge patch directives of the wrong shape are apimachinery's mergepatch errors,
+/// which kube-apiserver answers with 400 BadRequest and just their message.
+#[tokio::test]
+async fn strategic_merge_directives_of_the_wrong_shape_are_400() {
+    let env = TestEnv::start().await.expect("starts");
+    let pods = "/api/v1/namespaces/default/pods";
+    let (code, pod) = raw(
+        &env,
+        "POST",
+        pods,
+        Some(&json!({"metadata": {"name": "p"}, "spec": {"containers": [{"name": "c", "image": "i"}]}})),
+    )
+    .await;
+    assert_eq!(code, 201, "{pod}");
+    for (patch, message) in [
+        (
+            json!({"spec": {"$setElementOrder/containers": "c", "containers": [{"name": "c", "image": "j"}]}}),
+            "invalid patch format of setElementOrder list",
+        ),
+        (
+            json!({"metadata": {"$retainKeys": {"a": 1}}}),
+            "invalid patch format of retainKeys",
+        ),
+        (
+            json!({"metadata": {"$deleteFromPrimitiveList/finalizers": "x"}}),
+            "invalid patch format of primitive list",
+        ),
+    ] {
+        let (code, status) = raw_typed(
+            &env,
+            "PATCH",
+            &format!("{pods}/p"),
+            Some(&patch),
+            "application/strategic-merge-patch+json",
+        )
+        .await;
+        assert_eq!(code, 400, "{status}");
+        assert_eq!(status_of(&status), (400, "BadRequest", message), "{status}");
+    }
+    let (_, now) = raw(&env, "GET", &format!("{pods}/p"), None).await;
+    assert_eq!(
+        now["metadata"]["resourceVersion"],
+        pod["metadata"]["resourceVersion"]
+    );
+}
+
+/// An apply configuration may not carry managedFields (structured-merge-diff's field manager:
+/// 400 "metadata.managedFields must be nil"); a fieldManager over 128 bytes or with a
+/// non-printable character is refused by `ValidateFieldManager` (422 on the options).
+#[tokio::test]
+async fn apply_bodies_and_field_managers_are_validated() {
+    let (env, kept) = with_data().await;
+    let apply = |manager: &str, body: Value| {
+        let client = env.client();
+        let path = format!("{CMS}/keep?fieldManager={}", url_escape(manager));
+        async move {
+            send(
+                &client,
+                "PATCH",
+                &path,
+                &[("content-type", "application/apply-patch+yaml")],
+                body.to_string().into_bytes(),
+            )
+            .await
+        }
+    };
+    let config = |extra: Value| {
+        let mut cm = json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "keep"}, "data": {"k": "v"}});
+        if let Some(meta) = extra.as_object() {
+            for (k, v) in meta {
+                cm["metadata"][k] = v.clone();
+            }
+        }
+        cm
+    };
+    let with_fields = apply(
+        "m",
+        config(json!({"managedFields": [{"manager": "x", "operation": "Apply"}]})),
+    )
+    .await;
+    assert_eq!(
+        status_of(&with_fields.json()),
+        (400, "BadRequest", "metadata.managedFields must be nil"),
+        "{}",
+        with_fields.text()
+    );
+    let long = apply(&"m".repeat(129), config(json!({}))).await;
+    assert_eq!(
+        status_of(&long.json()),
+        (
+            422,
+            "Invalid",
+            "PatchOptions.meta.k8s.io \"\" is invalid: fieldManager: Too long: may not be more than 128 bytes"
+        ),
+        "{}",
+        long.text()
+    );
+    let control = apply("a\u{1}b", config(json!({}))).await;
+    assert_eq!(
+        status_of(&control.json()),
+        (
+            422,
+            "Invalid",
+            "PatchOptions.meta.k8s.io \"\" is invalid: fieldManager: Invalid value: \"a\\x01b\": invalid character U+0001 (at position 1)"
+        ),
+        "{}",
+        control.text()
+    );
+    // The same check on a create's options.
+    let create = send(
+        &env.client(),
+        "POST",
+        &format!("{CMS}?fieldManager={}", "m".repeat(129)),
+        &[("content-type", "application/json")],
+        json!({"metadata": {"name": "other"}})
+            .to_string()
+            .into_bytes(),
+    )
+    .await;
+    assert_eq!(create.code, 422, "{}", create.text());
+    assert!(
+        create.text().contains("CreateOptions.meta.k8s.io"),
+        "{}",
+        create.text()
+    );
+    let ok = apply(&"m".repeat(128), config(json!({}))).await;
+    assert_eq!(ok.code, 200, "{}", ok.text());
+    let (_, now) = raw(&env, "GET", &format!("{CMS}/keep"), None).await;
+    assert_eq!(now["data"], kept["data"]);
+}
+
+fn url_escape(s: &str) -> String {
+    s.bytes()
+        .map(|b| match b {
+            b'a'..=b'z' | b'A'..=b'Z' | b'0'..=b'9' | b'-' | b'_' | b'.' => (b as char).to_string(),
+            b => format!("%{b:02X}"),
+        })
+        .collect()
+}
+
+/// A continue token naming a resourceVersion the server never reached is no page of that
+/// version: it waits for it, as a list from such a version does, then answers 504 with the
+/// `ResourceVersionTooLarge` cause.
+#[tokio::test]
+async fn a_continue_token_from_the_future_is_refused() {
+    use base64::Engine as _;
+    let env = TestEnv::builder()
+        .too_large_rv_wait(std::time::Duration::from_millis(20))
+        .start()
+        .await
+        .expect("starts");
+    let token = base64::engine::general_purpose::URL_SAFE_NO_PAD
+        .encode(json!({"rv": 999_999_999u64, "ns": "default", "name": "a"}).to_string());
+    // Without kube-client's retries, which would retry the 504 with backoff.
+    let mut config = env.config();
+    config.default_retry = false;
+    let client = kube_client::Client::try_from(config).expect("client");
+    let answer = send(
+        &client,
+        "GET",
+        &format!("{CMS}?limit=1&continue={token}"),
+        &[],
+        Vec::new(),
+    )
+    .await;
+    let status = answer.json();
+    assert_eq!(answer.code, 504, "{status}");
+    assert_eq!(status["reason"], "Timeout", "{status}");
+    assert_eq!(
+        status["details"]["causes"][0]["reason"], "ResourceVersionTooLarge",
+        "{status}"
+    );
+}
+
+/// An object larger than etcd takes in one request (1.5 MiB) is not stored: kube-apiserver
+/// retries without managedFields, then passes etcd's "request is too large" on as a 500.
+#[tokio::test]
+async fn objects_over_the_storage_limit_are_refused() {
+    let (env, kept) = with_data().await;
+    // 2.5 MiB of data in a ControllerRevision (under the 3 MiB body limit; ConfigMaps stop at
+    // 1 MiB of data by their own rule).
+    let revision = json!({
+        "apiVersion": "apps/v1", "kind": "ControllerRevision",
+        "metadata": {"name": "big"}, "revision": 1,
+        "data": {"blob": "x".repeat(2_500_000)},
+    });
+    let (code, status) = raw(
+        &env,
+        "POST",
+        "/apis/apps/v1/namespaces/default/controllerrevisions",
+        Some(&revision),
+    )
+    .await;
+    assert_eq!(code, 500, "{status}");
+    assert_eq!(
+        status_of(&status),
+        (500, "", "etcdserver: request is too large")
+    );
+    let (code, _) = raw(
+        &env,
+        "GET",
+        "/apis/apps/v1/namespaces/default/controllerrevisions/big",
+        None,
+    )
+    .await;
+    assert_eq!(code, 404, "nothing was stored");
+    alive_and_intact(&env, &kept).await;
+}
+
+/// A watch whose client stopped reading held every later event in an unbounded channel; now a
+/// watcher more than the watch history behind is dropped (kube's watch cache ends
+/// unresponsive watchers), so the server's memory stays bounded while the client sleeps.
+#[tokio::test]
+async fn a_watcher_that_stopped_reading_is_dropped() {
+    let env = TestEnv::builder()
+        .watch_history(50)
+        .start()
+        .await
+        .expect("starts");
+    let baseline = env.open_watches();
+    let stalled = crate::http_support::open(
+        &env.client(),
+        "GET",
+        &format!("{CMS}?watch=true"),
+        &[],
+        Vec::new(),
+    )
+    .await;
+    assert_eq!(stalled.status(), 200);
+    assert_eq!(env.open_watches(), baseline + 1);
+    // Far more than the socket and the response channel hold: the watcher falls behind.
+    let data = "x".repeat(200_000);
+    for i in 0..150 {
+        let (code, body) = raw(
+            &env,
+            "POST",
+            CMS,
+            Some(&json!({"metadata": {"name": format!("big-{i}")}, "data": {"d": data}})),
+        )
+        .await;
+        assert_eq!(code, 201, "{body}");
+    }
+    let deadline = tokio::time::Instant::now() + std::time::Duration::from_secs(10);
+    while env.open_watches() > baseline {
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "the stalled watcher is still held: {} watches",
+            env.open_watches()
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+    drop(stalled);
+    let ready = send(&env.client(), "GET", "/readyz", &[], Vec::new()).await;
+    assert_eq!(ready.code, 200);
 }

@@ -556,6 +556,17 @@ async fn aggregated_cluster_roles_follow_the_roles_they_select() {
     .expect("deletes");
     wait_for_rules(&admin, "monitoring", json!([pods])).await;
     assert!(!allowed(&review(&admin, "mo", &[], list_nodes).await));
+
+    // Watches ended by fault injection: the controller watches again and follows on.
+    env.faults().close_watches();
+    env.faults().fail_watches(500);
+    create_rbac(
+        &admin,
+        json!({"kind": "ClusterRole",
+        "metadata": {"name": "c-nodes", "labels": label}, "rules": [nodes.clone()]}),
+    )
+    .await;
+    wait_for_rules(&admin, "monitoring", json!([pods, nodes])).await;
 }
 
 #[tokio::test]
