@@ -1148,3 +1148,57 @@ type: Warning
         "{stdout}"
     );
 }
+
+/// `--token` without `--tls`: kubectl sends no bearer token to an `http://` server, so the
+/// written kubeconfig would make every request anonymous. The binary serves HTTPS instead
+/// (and says so), and kubectl, with the kubeconfig it wrote, is authenticated.
+#[test]
+fn a_token_implies_tls_so_kubectl_sends_it() {
+    let binary = env!("CARGO_BIN_EXE_rein-apiserver");
+    let dir = std::env::temp_dir().join(format!("rein-kubectl-token-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("a temporary directory");
+    let kubeconfig = dir.join("kubeconfig");
+    let mut child = Command::new(binary)
+        .arg("--kubeconfig-out")
+        .arg(&kubeconfig)
+        .args(["--token", "s3cret"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("starting rein-apiserver");
+    let stdout = child.stdout.take().expect("stdout");
+    let (tx, rx) = mpsc::channel();
+    thread::spawn(move || {
+        for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+            if line.starts_with("listening on ") {
+                let _ = tx.send(line);
+            }
+        }
+    });
+    let line = rx.recv_timeout(WAIT).expect("rein-apiserver started");
+    let kubectl = |args: &[&str]| {
+        Command::new("kubectl")
+            .arg("--kubeconfig")
+            .arg(&kubeconfig)
+            .arg("--request-timeout=30s")
+            .args(args)
+            .output()
+            .expect("runs kubectl")
+    };
+    let whoami = kubectl(&["get", "namespace", "default", "-o", "name"]);
+    let _ = child.kill();
+    let _ = child.wait();
+    let mut stderr = String::new();
+    if let Some(mut e) = child.stderr.take() {
+        let _ = std::io::Read::read_to_string(&mut e, &mut stderr);
+    }
+    assert!(line.starts_with("listening on https://"), "{line}");
+    assert!(stderr.contains("imply --tls"), "{stderr}");
+    assert!(
+        whoami.status.success(),
+        "{}",
+        String::from_utf8_lossy(&whoami.stderr)
+    );
+    assert_eq!(String::from_utf8_lossy(&whoami.stdout).trim(), "namespace/default");
+    let _ = std::fs::remove_dir_all(&dir);
+}
