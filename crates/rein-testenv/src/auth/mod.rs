@@ -14,7 +14,7 @@ use std::collections::HashMap;
 use http::{HeaderMap, header};
 use serde_json::Value;
 
-pub(crate) use certs::{Ca, user_of};
+pub(crate) use certs::{Ca, ClientCert, user_of};
 pub(crate) use sa_token::{Grant, ISSUER, Signer};
 pub use user::User;
 pub(crate) use user::{

@@ -387,7 +387,20 @@ impl TestEnvBuilder {
         seed_kubernetes_service(&state, addr);
         crate::rbac::bootstrap::seed(&state);
 
-        let kubeconfig = kubeconfig(&base_url, ca_pem.as_deref(), admin_token.as_deref())?;
+        // Over TLS without a token, the kubeconfig's user is an admin client certificate: a
+        // user with no credentials at all makes kubectl prompt for a username and password.
+        let admin_cert = match (&admin_token, state.auth.ca.as_ref()) {
+            (None, Some(ca)) => Some(
+                ca.issue_client(&crate::User::new("rein-testenv-admin").group("system:masters"))?,
+            ),
+            _ => None,
+        };
+        let kubeconfig = kubeconfig(
+            &base_url,
+            ca_pem.as_deref(),
+            admin_token.as_deref(),
+            admin_cert.as_ref(),
+        )?;
         let thread_state = state.clone();
         let kubelet = self.kubelet;
         let runtime = tokio::runtime::Builder::new_multi_thread()
@@ -563,6 +576,7 @@ fn kubeconfig(
     server: &str,
     ca_pem: Option<&str>,
     token: Option<&str>,
+    cert: Option<&crate::auth::ClientCert>,
 ) -> Result<Kubeconfig, Error> {
     let mut cluster = json!({"server": server});
     if let Some(pem) = ca_pem {
@@ -571,6 +585,10 @@ fn kubeconfig(
     let mut user = json!({});
     if let Some(token) = token {
         user["token"] = json!(token);
+    }
+    if let Some(cert) = cert {
+        user["client-certificate-data"] = json!(STANDARD.encode(&cert.cert_pem));
+        user["client-key-data"] = json!(STANDARD.encode(&cert.key_pem));
     }
     let doc = json!({
         "apiVersion": "v1",

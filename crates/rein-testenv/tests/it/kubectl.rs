@@ -1149,19 +1149,22 @@ type: Warning
     );
 }
 
-/// `--token` without `--tls`: kubectl sends no bearer token to an `http://` server, so the
-/// written kubeconfig would make every request anonymous. The binary serves HTTPS instead
-/// (and says so), and kubectl, with the kubeconfig it wrote, is authenticated.
-#[test]
-fn a_token_implies_tls_so_kubectl_sends_it() {
+/// Starts `rein-apiserver` with `flags`, runs one kubectl command against the kubeconfig it
+/// wrote, and answers (the ready line, the server's stderr, the kubeconfig, kubectl's output).
+fn run_against_binary(flags: &[&str], args: &[&str]) -> (String, String, String, Output) {
+    static COUNTER: AtomicUsize = AtomicUsize::new(0);
     let binary = env!("CARGO_BIN_EXE_rein-apiserver");
-    let dir = std::env::temp_dir().join(format!("rein-kubectl-token-{}", std::process::id()));
+    let dir = std::env::temp_dir().join(format!(
+        "rein-kubectl-flags-{}-{}",
+        std::process::id(),
+        COUNTER.fetch_add(1, Ordering::SeqCst)
+    ));
     std::fs::create_dir_all(&dir).expect("a temporary directory");
     let kubeconfig = dir.join("kubeconfig");
     let mut child = Command::new(binary)
         .arg("--kubeconfig-out")
         .arg(&kubeconfig)
-        .args(["--token", "s3cret"])
+        .args(flags)
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
@@ -1176,29 +1179,63 @@ fn a_token_implies_tls_so_kubectl_sends_it() {
         }
     });
     let line = rx.recv_timeout(WAIT).expect("rein-apiserver started");
-    let kubectl = |args: &[&str]| {
-        Command::new("kubectl")
-            .arg("--kubeconfig")
-            .arg(&kubeconfig)
-            .arg("--request-timeout=30s")
-            .args(args)
-            .output()
-            .expect("runs kubectl")
-    };
-    let whoami = kubectl(&["get", "namespace", "default", "-o", "name"]);
+    let output = Command::new("kubectl")
+        .arg("--kubeconfig")
+        .arg(&kubeconfig)
+        .arg("--request-timeout=30s")
+        .args(args)
+        .stdin(Stdio::null())
+        .output()
+        .expect("runs kubectl");
     let _ = child.kill();
     let _ = child.wait();
     let mut stderr = String::new();
     if let Some(mut e) = child.stderr.take() {
         let _ = std::io::Read::read_to_string(&mut e, &mut stderr);
     }
+    let written = std::fs::read_to_string(&kubeconfig).unwrap_or_default();
+    let _ = std::fs::remove_dir_all(&dir);
+    (line, stderr, written, output)
+}
+
+/// `--token` without `--tls`: kubectl sends no bearer token to an `http://` server, so the
+/// written kubeconfig would make every request anonymous. The binary serves HTTPS instead
+/// (and says so), and kubectl, with the kubeconfig it wrote, is authenticated.
+#[test]
+fn a_token_implies_tls_so_kubectl_sends_it() {
+    let (line, stderr, _, output) = run_against_binary(
+        &["--token", "s3cret"],
+        &["get", "namespace", "default", "-o", "name"],
+    );
     assert!(line.starts_with("listening on https://"), "{line}");
     assert!(stderr.contains("imply --tls"), "{stderr}");
     assert!(
-        whoami.status.success(),
+        output.status.success(),
         "{}",
-        String::from_utf8_lossy(&whoami.stderr)
+        String::from_utf8_lossy(&output.stderr)
     );
-    assert_eq!(String::from_utf8_lossy(&whoami.stdout).trim(), "namespace/default");
-    let _ = std::fs::remove_dir_all(&dir);
+    assert_eq!(
+        String::from_utf8_lossy(&output.stdout).trim(),
+        "namespace/default"
+    );
+}
+
+/// `--tls` without `--token` wrote a kubeconfig with no user, and kubectl stopped at "Please
+/// enter Username". Its user is now an admin client certificate the server's CA issued.
+#[test]
+fn tls_without_a_token_writes_a_client_certificate_user() {
+    let (line, _, kubeconfig, output) =
+        run_against_binary(&["--tls"], &["get", "namespace", "default", "-o", "name"]);
+    assert!(line.starts_with("listening on https://"), "{line}");
+    assert!(
+        kubeconfig.contains("client-certificate-data"),
+        "{kubeconfig}"
+    );
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(output.status.success(), "{stderr}");
+    assert!(!stderr.contains("Username"), "{stderr}");
+    assert_eq!(
+        String::from_utf8_lossy(&output.stdout).trim(),
+        "namespace/default"
+    );
 }
