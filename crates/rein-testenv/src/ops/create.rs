@@ -157,6 +157,8 @@ pub(crate) fn commit(
         return Err(ApiError::already_exists(def, &key.1));
     }
     crd::check_create_allowed(txn, def, &key.1)?;
+    let mut obj = obj;
+    super::custom::to_storage_version(def, &mut obj);
     if opts.dry_run {
         return Ok(Arc::new(obj));
     }

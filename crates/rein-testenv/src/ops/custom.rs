@@ -18,6 +18,27 @@ pub(crate) fn decode(target: Target<'_>, obj: &mut Value) {
     }
 }
 
+/// Converts a custom resource written in another version to its storage version, as
+/// kube-apiserver's storage codec does with the `None` strategy: the `apiVersion` rewritten
+/// and the object pruned by the storage version's schema (a field only the written version
+/// knows is not stored). Webhook conversion is done elsewhere (`server/converted.rs`).
+pub(crate) fn to_storage_version(def: &ResourceDef, obj: &mut Value) {
+    if !def.custom || def.conversion.is_some() {
+        return;
+    }
+    let Some(storage) = def.storage_version.as_deref() else {
+        return;
+    };
+    let api_version = def.api_version(storage);
+    if obj.get("apiVersion").and_then(Value::as_str) == Some(api_version.as_str()) {
+        return;
+    }
+    obj["apiVersion"] = Value::String(api_version);
+    if let Some(schema) = def.schema(storage) {
+        schema.prune(obj);
+    }
+}
+
 /// The paths of the fields the schema of the version the client wrote does not know
 /// (`spec.foo`); `None` when the resource has no structural schema.
 pub(crate) fn unknown_fields(target: Target<'_>, obj: &Value) -> Option<Vec<String>> {

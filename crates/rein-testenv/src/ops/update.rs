@@ -181,6 +181,7 @@ pub(crate) fn update(
         let op = crate::plugins::Op::Update;
         crate::plugins::validate(txn, opts.admission, def, op, &result, Some(&old))?;
     }
+    super::custom::to_storage_version(def, &mut result);
     if same_ignoring_time(&old, &result) {
         return Ok(old);
     }

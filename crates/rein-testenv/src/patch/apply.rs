@@ -190,6 +190,23 @@ pub(crate) fn server_side_apply_at(
                 .any(|(i, e)| i != previous && e.fields.contains_prefix(target));
             if !owned_elsewhere {
                 fieldset::remove(&mut object, &leaf, gvk);
+                // structured-merge-diff removes what no manager owns any more: a struct (or
+                // map) emptied by the removal goes too, up to the first parent the applied
+                // configuration or another manager still holds.
+                let mut parent = target.to_vec();
+                while parent.pop().is_some() && parent.len() > 1 {
+                    let held = applied_set.contains_prefix(&parent)
+                        || entries
+                            .iter()
+                            .enumerate()
+                            .any(|(i, e)| i != previous && e.fields.contains_prefix(&parent));
+                    let emptied = fieldset::get(&object, &parent, gvk)
+                        .is_some_and(|v| v.as_object().is_some_and(Map::is_empty));
+                    if held || !emptied {
+                        break;
+                    }
+                    fieldset::remove(&mut object, &parent, gvk);
+                }
             }
         }
     }

@@ -174,6 +174,7 @@ pub(crate) fn builtin_resources() -> Vec<ResourceDef> {
                 custom: false,
                 schemas: BTreeMap::new(),
                 conversion: None,
+                storage_version: None,
             });
         def.versions.push(r.version.to_string());
     }

@@ -70,6 +70,8 @@ pub(crate) struct ResourceDef {
     /// A custom resource's conversion webhook (`spec.conversion.strategy: Webhook`); `None`
     /// for built-ins and `None` conversion.
     pub(crate) conversion: Option<Arc<crate::conversion::WebhookConversion>>,
+    /// A custom resource's storage version (`storage: true`); `None` for built-ins.
+    pub(crate) storage_version: Option<String>,
 }
 
 impl ResourceDef {

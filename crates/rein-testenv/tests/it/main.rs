@@ -6,6 +6,7 @@
 
 mod admission;
 mod admission_support;
+mod apply_pruning;
 mod auth;
 mod auth_support;
 mod canonical;

@@ -236,8 +236,14 @@ fn resource_def(crd: &Value) -> Option<ResourceDef> {
         });
     let conversion =
         crate::conversion::WebhookConversion::from_crd(&format!("{plural}.{group}"), spec);
+    let storage_version = versions
+        .iter()
+        .find(|v| v.get("storage").and_then(Value::as_bool) == Some(true))
+        .and_then(|v| v.get("name").and_then(Value::as_str))
+        .map(str::to_string);
     Some(ResourceDef {
         conversion,
+        storage_version,
         group,
         versions: version_names,
         singular: names
