@@ -34,7 +34,9 @@ mod runnable;
 pub mod source;
 
 pub use builder::{BuildError, ControllerManagedBy, OwnsOptions};
-pub use controller::{Controller, ControllerOptions, Error, QueueSnapshot, queue_snapshots};
+pub use controller::{
+    Controller, ControllerNames, ControllerOptions, Error, QueueSnapshot, queue_snapshots,
+};
 pub use metrics::WorkqueueMetrics;
 pub use queue::{LOW_PRIORITY, RequestQueue};
 pub use reconcile::{

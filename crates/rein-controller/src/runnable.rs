@@ -62,6 +62,12 @@ pub trait ControllerHost: Send + Sync {
     /// Adds a runnable, started with the host (or at once if the host is running).
     fn add(&self, runnable: Arc<dyn Runnable>) -> Result<(), BoxError>;
 
+    /// The scope controller names are unique in (default: `None`, the process's). A manager
+    /// gives its own, so one manager per test works with the same controllers in each.
+    fn controller_names(&self) -> Option<crate::ControllerNames> {
+        None
+    }
+
     /// Whether every controller the builder adds warms up on standby replicas
     /// ([`ControllerOptions::enable_warmup`](crate::ControllerOptions::enable_warmup) turned
     /// on for all; default: no, each controller's own option decides).

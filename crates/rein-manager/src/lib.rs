@@ -61,3 +61,6 @@ pub use rein_sharding as sharding;
 pub use rein_webhook as webhook;
 
 pub use manager::{Error, LeaderElectionOptions, Manager, ManagerBuilder, Options, RunnableFn};
+/// The token [`Manager::start`] stops on (tokio-util's), so an operator needs no tokio-util
+/// dependency of its own: cancel it, or use [`signals::shutdown_signal`].
+pub use tokio_util::sync::CancellationToken;

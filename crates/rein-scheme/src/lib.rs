@@ -20,6 +20,7 @@
 //! assert_eq!(sel.to_string(), "app=web,tier!=db");
 //! ```
 
+pub mod conditions;
 pub mod fields;
 mod gvk;
 mod key;

@@ -338,6 +338,7 @@ impl<'a, H: ControllerHost + ?Sized> ControllerManagedBy<'a, H> {
             return Err(BuildError::NoName);
         };
         let host = self.host;
+        let names = host.controller_names();
         let for_sharded_kind = self.for_gvk.as_ref().filter(|k| host.is_sharded_kind(k));
         let mut options = self.options;
         options.enable_warmup |= host.warm_up_controllers();
@@ -358,7 +359,7 @@ impl<'a, H: ControllerHost + ?Sized> ControllerManagedBy<'a, H> {
                     source,
                 })?;
             options.need_leader_election = false;
-            Controller::new(&name, reconciler, options)?
+            new_controller(names.as_ref(), &name, reconciler, options)?
         } else {
             if options.need_leader_election
                 && let Some(kind) = for_sharded_kind
@@ -367,7 +368,7 @@ impl<'a, H: ControllerHost + ?Sized> ControllerManagedBy<'a, H> {
                     kind: kind.to_string(),
                 });
             }
-            Controller::new(&name, reconciler, options)?
+            new_controller(names.as_ref(), &name, reconciler, options)?
         };
         let cache = self.host.cache();
         let context = WatchContext {
@@ -409,5 +410,18 @@ impl<U> fmt::Debug for OwnsOptions<U> {
             .field("match_every_owner", &self.match_every_owner)
             .field("predicates", &self.predicates.len())
             .finish()
+    }
+}
+
+/// A controller whose name is unique among `names` (a manager's), or the process's.
+fn new_controller<R: Reconciler>(
+    names: Option<&crate::ControllerNames>,
+    name: &str,
+    reconciler: R,
+    options: crate::ControllerOptions,
+) -> Result<Controller, crate::Error> {
+    match names {
+        Some(names) => Controller::new_in(name, reconciler, options, names),
+        None => Controller::new(name, reconciler, options),
     }
 }

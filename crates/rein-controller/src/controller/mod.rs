@@ -29,6 +29,7 @@ use crate::source::Source;
 
 pub use error::Error;
 pub use introspect::{QueueSnapshot, queue_snapshots};
+pub use name::ControllerNames;
 pub use options::ControllerOptions;
 use watch::{ErasedWatch, Watch};
 
@@ -46,6 +47,8 @@ type ReconcileFn =
 
 struct Inner {
     name: Arc<str>,
+    /// Gives the name back to its scope when the controller goes.
+    _claim: name::NameClaim,
     options: ControllerOptions,
     reconcile: Box<ReconcileFn>,
     queue: RequestQueue,
@@ -70,14 +73,25 @@ impl fmt::Debug for Controller {
 }
 
 impl Controller {
-    /// A controller named `name` (unique in the process, letters, digits, `-`, `_`, `.`) that
-    /// hands requests to `reconciler`.
+    /// A controller named `name` (letters, digits, `-`, `_`, `.`; unique among the live
+    /// controllers built outside a manager) that hands requests to `reconciler`.
     pub fn new<R: Reconciler>(
         name: &str,
         reconciler: R,
         options: ControllerOptions,
     ) -> Result<Controller, Error> {
-        name::claim(name, options.skip_name_validation)?;
+        Controller::new_in(name, reconciler, options, ControllerNames::process())
+    }
+
+    /// Like [`Controller::new`], the name unique among the live controllers of `names` (a
+    /// manager's: [`ControllerHost::controller_names`](crate::ControllerHost::controller_names)).
+    pub fn new_in<R: Reconciler>(
+        name: &str,
+        reconciler: R,
+        options: ControllerOptions,
+        names: &ControllerNames,
+    ) -> Result<Controller, Error> {
+        let claim = name::claim(name, options.skip_name_validation, names)?;
         let reconciler = Arc::new(reconciler);
         let reconcile: Box<ReconcileFn> = Box::new(move |ctx, req| {
             let reconciler = reconciler.clone();
@@ -90,6 +104,7 @@ impl Controller {
         );
         let inner = Arc::new(Inner {
             name: Arc::from(name),
+            _claim: claim,
             options,
             reconcile,
             queue,

@@ -1,19 +1,66 @@
-//! Controller names: validated and unique within the process.
+//! Controller names: validated, and unique within a scope — a manager's
+//! ([`ControllerNames`], which each manager has), or else the process's — while their
+//! controller lives.
 
 use std::collections::HashSet;
-use std::sync::OnceLock;
+use std::fmt;
+use std::sync::{Arc, OnceLock};
 
 use parking_lot::Mutex;
 
 use super::Error;
 
-fn used() -> &'static Mutex<HashSet<String>> {
-    static USED: OnceLock<Mutex<HashSet<String>>> = OnceLock::new();
-    USED.get_or_init(|| Mutex::new(HashSet::new()))
+/// A set of controller names unique within it: a manager keeps one, so the controllers of
+/// one manager need distinct names (their metrics and logs are told apart by name) while
+/// one manager per test, several tests at once, builds the same controllers in each. A name
+/// is given back when its controller is dropped.
+#[derive(Clone, Default)]
+pub struct ControllerNames(Arc<Mutex<HashSet<String>>>);
+
+impl fmt::Debug for ControllerNames {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_set().entries(self.0.lock().iter()).finish()
+    }
 }
 
-/// Checks `name` and, unless `skip_unique`, claims it for this process.
-pub(crate) fn claim(name: &str, skip_unique: bool) -> Result<(), Error> {
+impl ControllerNames {
+    /// An empty scope.
+    pub fn new() -> ControllerNames {
+        ControllerNames::default()
+    }
+
+    /// Whether a live controller in this scope has `name`.
+    pub fn contains(&self, name: &str) -> bool {
+        self.0.lock().contains(name)
+    }
+
+    /// The scope of controllers built outside any manager ([`super::Controller::new`]).
+    pub(crate) fn process() -> &'static ControllerNames {
+        static PROCESS: OnceLock<ControllerNames> = OnceLock::new();
+        PROCESS.get_or_init(ControllerNames::new)
+    }
+}
+
+/// A claimed name, given back to its scope when dropped (with its controller).
+pub(crate) struct NameClaim {
+    scope: Option<ControllerNames>,
+    name: String,
+}
+
+impl Drop for NameClaim {
+    fn drop(&mut self) {
+        if let Some(scope) = &self.scope {
+            scope.0.lock().remove(&self.name);
+        }
+    }
+}
+
+/// Checks `name` and, unless `skip_unique`, claims it in `scope`.
+pub(crate) fn claim(
+    name: &str,
+    skip_unique: bool,
+    scope: &ControllerNames,
+) -> Result<NameClaim, Error> {
     if name.is_empty() {
         return Err(Error::EmptyName);
     }
@@ -24,12 +71,18 @@ pub(crate) fn claim(name: &str, skip_unique: bool) -> Result<(), Error> {
         });
     }
     if skip_unique {
-        return Ok(());
+        return Ok(NameClaim {
+            scope: None,
+            name: name.to_owned(),
+        });
     }
-    if !used().lock().insert(name.to_owned()) {
+    if !scope.0.lock().insert(name.to_owned()) {
         return Err(Error::DuplicateName {
             name: name.to_owned(),
         });
     }
-    Ok(())
+    Ok(NameClaim {
+        scope: Some(scope.clone()),
+        name: name.to_owned(),
+    })
 }

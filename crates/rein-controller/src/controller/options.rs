@@ -24,7 +24,8 @@ pub struct ControllerOptions {
     /// with the priority queue); e.g. `rein_workqueue::default_controller_rate_limiter()` adds
     /// an overall 10 qps / 100 burst bucket.
     pub rate_limiter: Option<Arc<dyn RateLimiter<Request>>>,
-    /// Skip the process-wide unique-name check (tests that build the same controller twice).
+    /// Skip the unique-name check (among a manager's controllers, or the process's for
+    /// controllers built by hand), e.g. for a test that builds the same controller twice.
     pub skip_name_validation: bool,
     /// Each reconcile gets at most this long (then fails and is retried). Default none.
     pub reconciliation_timeout: Option<Duration>,

@@ -61,7 +61,7 @@ fn names_are_validated_and_unique() {
         Controller::new("has space", r(), ControllerOptions::default()),
         Err(Error::InvalidName { .. })
     ));
-    Controller::new("unique-name-test", r(), ControllerOptions::default()).unwrap();
+    let first = Controller::new("unique-name-test", r(), ControllerOptions::default()).unwrap();
     assert!(matches!(
         Controller::new("unique-name-test", r(), ControllerOptions::default()),
         Err(Error::DuplicateName { .. })
@@ -71,6 +71,30 @@ fn names_are_validated_and_unique() {
         ..ControllerOptions::default()
     };
     Controller::new("unique-name-test", r(), skip).unwrap();
+    // A name is unique among live controllers: dropping one gives it back.
+    drop(first);
+    let again = Controller::new("unique-name-test", r(), ControllerOptions::default()).unwrap();
+    // Scopes are separate: a manager's (here a fresh one) does not see the process's names.
+    let scope = crate::ControllerNames::new();
+    let scoped = Controller::new_in(
+        "unique-name-test",
+        r(),
+        ControllerOptions::default(),
+        &scope,
+    )
+    .unwrap();
+    assert!(scope.contains("unique-name-test"));
+    assert!(matches!(
+        Controller::new_in(
+            "unique-name-test",
+            r(),
+            ControllerOptions::default(),
+            &scope
+        ),
+        Err(Error::DuplicateName { .. })
+    ));
+    drop((again, scoped));
+    assert!(!scope.contains("unique-name-test"));
 }
 
 #[tokio::test(start_paused = true)]

@@ -60,6 +60,8 @@ struct Inner {
     addresses: Mutex<Addresses>,
     webhook: Option<Arc<WebhookServer>>,
     sharding: Option<Sharding>,
+    /// The names of this manager's controllers (unique among them).
+    controller_names: rein_controller::ControllerNames,
 }
 
 /// Where the servers listen, known once they are bound.
@@ -267,6 +269,10 @@ impl ControllerHost for Manager {
         self.inner.options.warm_up_controllers
     }
 
+    fn controller_names(&self) -> Option<rein_controller::ControllerNames> {
+        Some(self.inner.controller_names.clone())
+    }
+
     fn is_sharded_kind(&self, kind: &GroupVersionKind) -> bool {
         self.inner
             .sharding
@@ -419,6 +425,7 @@ impl ManagerBuilder {
                 addresses: Mutex::new(Addresses::default()),
                 webhook,
                 sharding,
+                controller_names: rein_controller::ControllerNames::new(),
             }),
         })
     }

@@ -924,3 +924,37 @@ async fn a_manager_with_namespaces_watches_each_and_caches_nothing_outside() {
     stop.cancel();
     task.await.unwrap().unwrap();
 }
+
+/// Controller names are unique per manager: one manager per test (several tests at once)
+/// builds the same controllers in each, while one manager refuses a second controller of a
+/// name it has.
+#[tokio::test]
+async fn controller_names_are_unique_per_manager() {
+    use k8s_openapi::api::core::v1::ConfigMap;
+    use rein_controller::{Action, BuildError, ControllerManagedBy, reconciler_fn};
+
+    let env = TestEnv::start().await.expect("testenv");
+    let first = manager(&env, Options::default()).await;
+    let second = manager(&env, Options::default()).await;
+    let noop = || reconciler_fn(|_, _| async { Ok::<_, BoxError>(Action::done()) });
+    for mgr in [&first, &second] {
+        ControllerManagedBy::new(mgr)
+            .named("abc")
+            .for_::<ConfigMap>()
+            .complete(noop())
+            .expect("each manager has its own names");
+    }
+    let again = ControllerManagedBy::new(&first)
+        .named("abc")
+        .for_::<ConfigMap>()
+        .complete(noop());
+    assert!(
+        matches!(
+            again,
+            Err(BuildError::Controller(
+                rein_controller::Error::DuplicateName { .. }
+            ))
+        ),
+        "{again:?}"
+    );
+}

@@ -1,6 +1,8 @@
 //! Compiling CEL rules as kube-apiserver's compiler would be asked to: cel-go's size and
 //! nesting limits, and the variables (`self`, `oldSelf`) and functions the Kubernetes CEL
-//! environment declares; anything else is a compile error, never a panic.
+//! environment declares; anything else is a compile error, never a panic. cel-go's optional
+//! types library is cel-rust's own (`optional.of`, `hasValue`, `optMap`, `a.?b`, `m[?k]`,
+//! `[?x]`, `{?k: v}`); namespaced functions are looked up by their qualified name.
 
 use std::collections::HashSet;
 use std::sync::{Arc, OnceLock};
@@ -151,6 +153,21 @@ fn find_undeclared(
             *found = Some((name.clone(), expr.id));
         }
         Expr::Call(call) => {
+            // A namespaced function (`optional.of(x)`, also what the `optMap`/`optFlatMap`
+            // macros expand to) parses as a call of `of` on the identifier `optional`: as
+            // cel-go's checker, the qualified name is looked up first.
+            if let Some(qualified) = call
+                .target
+                .as_deref()
+                .and_then(qualified_name)
+                .map(|namespace| format!("{namespace}.{}", call.func_name))
+                && FUNCTIONS.contains(&qualified.as_str())
+            {
+                for arg in &call.args {
+                    find_undeclared(arg, scope, found);
+                }
+                return;
+            }
             let name = call.func_name.as_str();
             let operator = name.starts_with('_') || name.starts_with('@') || name.starts_with('!');
             if !operator && !FUNCTIONS.contains(&name) && !super::library::NAMES.contains(&name) {
@@ -198,6 +215,17 @@ fn find_undeclared(
     }
 }
 
+/// The dotted name an identifier or a chain of field selections spells (`a.b.c`).
+fn qualified_name(expr: &IdedExpr) -> Option<String> {
+    match &expr.expr {
+        Expr::Ident(name) => Some(name.clone()),
+        Expr::Select(select) if !select.test => {
+            qualified_name(&select.operand).map(|operand| format!("{operand}.{}", select.field))
+        }
+        _ => None,
+    }
+}
+
 fn is_type_name(name: &str) -> bool {
     matches!(
         name,
@@ -210,6 +238,7 @@ fn is_type_name(name: &str) -> bool {
             | "list"
             | "map"
             | "null_type"
+            | "optional_type"
             | "type"
     )
 }

@@ -256,7 +256,8 @@ fn pattern(s: &Value, path: &str, out: &mut Vec<Cause>) {
 }
 
 /// `x-kubernetes-validations`: a rule must be given and compile; a multi-line rule needs a
-/// message; a `messageExpression` must compile.
+/// message; a `messageExpression` must compile; `optionalOldSelf` needs a rule reading
+/// `oldSelf`.
 fn rules(s: &Value, path: &str, out: &mut Vec<Cause>) {
     let Some(list) = s.get("x-kubernetes-validations").and_then(Value::as_array) else {
         return;
@@ -323,6 +324,16 @@ fn rules(s: &Value, path: &str, out: &mut Vec<Cause>) {
                 &format!("{base}.messageExpression"),
                 &printed,
                 &format!("messageExpression {err}"),
+            ));
+        }
+        // A rule that does not compile does not read oldSelf either, as in kube.
+        if !rule.uses_old_self()
+            && let Some(optional) = raw.get("optionalOldSelf").filter(|v| v.is_boolean())
+        {
+            out.push(Cause::invalid(
+                &format!("{base}.optionalOldSelf"),
+                optional,
+                "may not be set if oldSelf is not used in rule",
             ));
         }
     }

@@ -67,6 +67,11 @@ impl Rule {
         self.program.as_ref().err().map(String::as_str)
     }
 
+    /// Whether the rule compiled and reads `oldSelf` (a transition rule).
+    pub(crate) fn uses_old_self(&self) -> bool {
+        self.uses_old_self
+    }
+
     /// The `messageExpression`'s compile error, if any.
     pub(crate) fn message_expression_error(&self) -> Option<&str> {
         match &self.message_expression {
@@ -229,7 +234,15 @@ fn run(
             return;
         }
         Err(e) => {
-            let text = lower_first(&e.to_string());
+            let text = match &e {
+                // cel-go's error is the bare message.
+                cel::ExecutionError::FunctionError { message, .. }
+                    if message == "optional.none() dereference" =>
+                {
+                    message.clone()
+                }
+                _ => lower_first(&e.to_string()),
+            };
             let detail = if is_overload_error(&text) {
                 format!(
                     "'no such overload': call arguments did not match a supported operator, \

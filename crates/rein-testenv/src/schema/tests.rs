@@ -604,3 +604,220 @@ fn scale_fields_must_be_non_negative_int32s() {
         ".spec.replicas: Invalid value: 2147483648: should be less than or equal to 2147483647"
     );
 }
+
+/// Compiles `source` as a rule is compiled and evaluates it with `self` = `value` and, when
+/// given, `oldSelf` = `old` (already a CEL value: an optional for `optionalOldSelf` rules).
+fn eval(source: &str, value: Value, old: Option<cel::Value>) -> Result<cel::Value, String> {
+    let program = super::compile::compile(source)?;
+    let mut ctx = cel::Context::with_env(super::compile::env().clone());
+    ctx.add_variable_from_value("self", super::convert::to_cel(&value, None));
+    if let Some(old) = old {
+        ctx.add_variable_from_value("oldSelf", old);
+    }
+    program.execute(&ctx).map_err(|e| e.to_string())
+}
+
+fn optional(value: Option<Value>) -> cel::Value {
+    let inner = match value {
+        Some(v) => cel::objects::OptionalValue::of(super::convert::to_cel(&v, None)),
+        None => cel::objects::OptionalValue::none(),
+    };
+    cel::Value::Opaque(std::sync::Arc::new(inner))
+}
+
+#[test]
+fn optional_library_functions_compile_and_evaluate() {
+    let obj = json!({"a": {"b": "x"}, "list": [1, 2], "empty": "", "zero": 0});
+    for source in [
+        // Constructors and accessors.
+        "optional.of(1).hasValue()",
+        "!optional.none().hasValue()",
+        "optional.of(1).value() == 1",
+        "optional.of('').hasValue()",
+        "!optional.ofNonZeroValue('').hasValue()",
+        "!optional.ofNonZeroValue(self.zero).hasValue()",
+        "optional.ofNonZeroValue(self.a).value().b == 'x'",
+        "optional.none().orValue(5) == 5",
+        "optional.of(1).orValue(5) == 1",
+        "optional.none().or(optional.of(2)).value() == 2",
+        "optional.of(1).or(optional.of(2)).value() == 1",
+        "!optional.none().or(optional.none()).hasValue()",
+        "optional.of(1) == optional.of(1)",
+        "optional.none() == optional.none()",
+        "optional.of(1) != optional.none()",
+        // The macros.
+        "optional.of(41).optMap(v, v + 1).value() == 42",
+        "!optional.none().optMap(v, v + 1).hasValue()",
+        "optional.of(1).optFlatMap(v, optional.of(v * 3)).value() == 3",
+        "!optional.of(1).optFlatMap(v, optional.none()).hasValue()",
+        "!optional.none().optFlatMap(v, optional.of(v)).hasValue()",
+        "self.?a.optMap(a, a.b).value() == 'x'",
+        "self.?a.optFlatMap(a, a.?b).value() == 'x'",
+        "!self.?a.optFlatMap(a, a.?missing).hasValue()",
+        // Optional field selection and indexing.
+        "self.?a.?b.value() == 'x'",
+        "self.?a.b.value() == 'x'",
+        "!self.?missing.hasValue()",
+        "!self.?missing.?b.hasValue()",
+        "self.?missing.b.orValue('d') == 'd'",
+        "self.a[?'b'].value() == 'x'",
+        "!self.a[?'c'].hasValue()",
+        "self.list[?1].value() == 2",
+        "!self.list[?5].hasValue()",
+        "self[?'a'].?b.orValue('') == 'x'",
+        // Optional entries of list and map literals.
+        "[?self.?a.?b, ?self.?missing, 3] == ['x', 3]",
+        "[?optional.of(1), ?optional.none()].size() == 1",
+        "{?'k': self.?a.?b, ?'m': self.?missing}.size() == 1",
+        "{?'k': optional.of(1)}['k'] == 1",
+        // A variable named as the namespace does not hide its functions.
+        "optional.of(3).optMap(optional, optional * 2).value() == 6",
+        "type(optional.none()) == optional_type",
+        "type(self.?a) == optional_type",
+        // Inside comprehensions.
+        "self.list.all(i, optional.of(i).optMap(v, v > 0).orValue(false))",
+    ] {
+        assert_eq!(
+            eval(source, obj.clone(), None),
+            Ok(cel::Value::Bool(true)),
+            "{source}"
+        );
+    }
+    assert_eq!(
+        eval("optional.none().value() == 1", obj.clone(), None),
+        Err("Error executing function 'value': optional.none() dereference".to_string())
+    );
+}
+
+#[test]
+fn opt_map_on_an_optional_old_self() {
+    let rule = "oldSelf.optMap(o, o == self).orValue(true)";
+    // Create: no old value, oldSelf is optional.none().
+    assert_eq!(
+        eval(rule, json!("a"), Some(optional(None))),
+        Ok(cel::Value::Bool(true))
+    );
+    // Update: oldSelf is optional.of(old).
+    assert_eq!(
+        eval(rule, json!("a"), Some(optional(Some(json!("a"))))),
+        Ok(cel::Value::Bool(true))
+    );
+    assert_eq!(
+        eval(rule, json!("b"), Some(optional(Some(json!("a"))))),
+        Ok(cel::Value::Bool(false))
+    );
+    assert_eq!(
+        eval(
+            "oldSelf.optFlatMap(o, o == self ? optional.none() : optional.of(o)).hasValue()",
+            json!("b"),
+            Some(optional(Some(json!("a"))))
+        ),
+        Ok(cel::Value::Bool(true))
+    );
+    assert_eq!(
+        eval(
+            "oldSelf.?v.orValue(0) <= self.v",
+            json!({"v": 2}),
+            Some(optional(Some(json!({"v": 1}))))
+        ),
+        Ok(cel::Value::Bool(true))
+    );
+    assert_eq!(
+        eval(
+            "oldSelf.?v.orValue(0) <= self.v",
+            json!({"v": 2}),
+            Some(optional(None))
+        ),
+        Ok(cel::Value::Bool(true))
+    );
+}
+
+#[test]
+fn optional_rules_in_a_schema_ratchet_on_old_self() {
+    let s = schema(json!({"type": "object",
+        "properties": {"name": {"type": "string", "x-kubernetes-validations": [{
+            "rule": "oldSelf.optMap(o, o == self).orValue(true)",
+            "optionalOldSelf": true,
+            "message": "may not change once set",
+        }]}},
+    }));
+    assert!(messages(&s, json!({"name": "a"}), None).is_empty());
+    assert!(messages(&s, json!({"name": "a"}), Some(json!({"name": "a"}))).is_empty());
+    // Absent before: oldSelf is none, so it may be set.
+    assert!(messages(&s, json!({"name": "b"}), Some(json!({}))).is_empty());
+    assert_eq!(
+        messages(&s, json!({"name": "b"}), Some(json!({"name": "a"}))),
+        ["spec.name: Invalid value: \"b\": may not change once set"]
+    );
+}
+
+#[test]
+fn undeclared_namespaced_functions_are_still_compile_errors() {
+    for (source, name) in [
+        ("optional.some(1).hasValue()", "some"),
+        ("optional.of(1).hasValue() && other", "other"),
+        ("optional.of(nope).hasValue()", "nope"),
+        ("self.?a.optMap(v, w).hasValue()", "w"),
+        ("optional.of(1).optMap(v, v).valueOr(1)", "valueOr"),
+        ("optional == 1", "optional"),
+    ] {
+        let err = super::compile::compile(source).expect_err(source);
+        assert!(
+            err.starts_with("compilation failed: ERROR: <input>:1:")
+                && err.contains(&format!(
+                    "undeclared reference to '{name}' (in container '')"
+                )),
+            "{source}: {err}"
+        );
+    }
+    let err = super::compile::compile("optional.of(1).optMap(1 + 1, 2).hasValue()")
+        .expect_err("a macro's variable must be a name");
+    assert!(err.contains("argument must be a simple name"), "{err}");
+}
+
+#[test]
+fn optional_old_self_needs_a_rule_reading_old_self() {
+    let p = "spec.versions[0].schema.openAPIV3Schema.properties[spec]";
+    let got: Vec<String> = crd_schema_causes(
+        0,
+        &json!({"type": "object", "properties": {"spec": {"type": "object",
+            "x-kubernetes-validations": [
+                {"rule": "oldSelf.optMap(o, o == self).orValue(true)", "optionalOldSelf": true},
+                {"rule": "!oldSelf.hasValue() || oldSelf.value() == self", "optionalOldSelf": false},
+                {"rule": "self.size() > 0", "optionalOldSelf": false},
+                {"rule": "optional.of(self).hasValue()", "optionalOldSelf": true},
+            ],
+        }}}),
+    )
+    .iter()
+    .map(|c| c.to_error_string())
+    .collect();
+    assert_eq!(
+        got,
+        [
+            format!(
+                "{p}.x-kubernetes-validations[2].optionalOldSelf: Invalid value: false: may not be set if oldSelf is not used in rule"
+            ),
+            format!(
+                "{p}.x-kubernetes-validations[3].optionalOldSelf: Invalid value: true: may not be set if oldSelf is not used in rule"
+            ),
+        ]
+    );
+}
+
+#[test]
+fn an_empty_optional_old_self_dereferenced_is_kubes_runtime_error() {
+    let s = schema(json!({"type": "object",
+        "properties": {"name": {"type": "string", "x-kubernetes-validations": [{
+            "rule": "oldSelf.value() == self",
+            "optionalOldSelf": true,
+        }]}},
+    }));
+    assert_eq!(
+        messages(&s, json!({"name": "a"}), None),
+        [
+            "spec.name: Invalid value: \"string\": optional.none() dereference evaluating rule: oldSelf.value() == self"
+        ]
+    );
+    assert!(messages(&s, json!({"name": "a"}), Some(json!({"name": "a"}))).is_empty());
+}

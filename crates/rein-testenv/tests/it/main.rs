@@ -11,6 +11,7 @@ mod auth;
 mod auth_support;
 mod canonical;
 mod crd;
+mod crd_cel_optionals;
 mod crd_lifecycle;
 mod crd_schema;
 mod crd_serving;
