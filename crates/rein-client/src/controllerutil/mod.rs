@@ -11,4 +11,6 @@ pub use owner::{
     remove_controller_reference, remove_owner_reference, set_controller_reference,
     set_controller_reference_with, set_owner_reference,
 };
-pub use upsert::{OperationResult, create_or_patch, create_or_update};
+pub use upsert::{
+    OperationResult, create_or_patch, create_or_update, try_create_or_patch, try_create_or_update,
+};

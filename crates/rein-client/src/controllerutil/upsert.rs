@@ -33,19 +33,35 @@ pub async fn create_or_update<K: Object>(
     obj: &mut K,
     mutate: impl FnOnce(&mut K),
 ) -> Result<OperationResult, Error> {
+    try_create_or_update(client, obj, |o: &mut K| {
+        mutate(o);
+        Ok::<_, Error>(())
+    })
+    .await
+}
+
+/// [`create_or_update`] with a mutate function that may fail (controller-runtime's `MutateFn`
+/// returns an error): its error is returned as it is and nothing is written. The error type
+/// is the caller's — anything a client [`Error`] converts into (`anyhow::Error`, an
+/// operator's own error enum).
+pub async fn try_create_or_update<K: Object, E: From<Error>>(
+    client: &Client,
+    obj: &mut K,
+    mutate: impl FnOnce(&mut K) -> Result<(), E>,
+) -> Result<OperationResult, E> {
     let key = ObjectKey::from_object(obj);
     match client.get::<K>(&key).await {
         Err(e) if e.is_not_found() => {
-            mutate(obj);
+            mutate(obj)?;
             check_key(&key, obj)?;
             *obj = client.create(obj, &PostParams::default()).await?;
             Ok(OperationResult::Created)
         }
-        Err(e) => Err(e),
+        Err(e) => Err(e.into()),
         Ok(existing) => {
             let before = to_json(&*existing, &key)?;
             *obj = Arc::unwrap_or_clone(existing);
-            mutate(obj);
+            mutate(obj)?;
             check_key(&key, obj)?;
             if to_json(obj, &key)? == before {
                 return Ok(OperationResult::Unchanged);
@@ -64,20 +80,33 @@ pub async fn create_or_patch<K: Object>(
     obj: &mut K,
     mutate: impl FnOnce(&mut K),
 ) -> Result<OperationResult, Error> {
+    try_create_or_patch(client, obj, |o: &mut K| {
+        mutate(o);
+        Ok::<_, Error>(())
+    })
+    .await
+}
+
+/// [`create_or_patch`] with a mutate function that may fail; see [`try_create_or_update`].
+pub async fn try_create_or_patch<K: Object, E: From<Error>>(
+    client: &Client,
+    obj: &mut K,
+    mutate: impl FnOnce(&mut K) -> Result<(), E>,
+) -> Result<OperationResult, E> {
     let key = ObjectKey::from_object(obj);
     let existing = match client.get::<K>(&key).await {
         Err(e) if e.is_not_found() => {
-            mutate(obj);
+            mutate(obj)?;
             check_key(&key, obj)?;
             *obj = client.create(obj, &PostParams::default()).await?;
             return Ok(OperationResult::Created);
         }
-        Err(e) => return Err(e),
+        Err(e) => return Err(e.into()),
         Ok(existing) => existing,
     };
     let mut before = to_json(&*existing, &key)?;
     *obj = Arc::unwrap_or_clone(existing);
-    mutate(obj);
+    mutate(obj)?;
     check_key(&key, obj)?;
     let mut after = to_json(obj, &key)?;
     let status_before = take_status(&mut before);

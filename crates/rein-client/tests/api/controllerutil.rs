@@ -128,3 +128,62 @@ async fn controller_reference_survives_a_round_trip() {
     assert_eq!(refs[0].uid, owner.metadata.uid.unwrap());
     assert_eq!(refs[0].controller, Some(true));
 }
+
+/// The fallible forms (controller-runtime's `MutateFn` returns an error): a failing mutate
+/// writes nothing and its own error comes back; a client error converts into the caller's
+/// error type.
+#[tokio::test]
+async fn try_create_or_update_returns_the_mutate_functions_error_and_writes_nothing() {
+    use rein_client::controllerutil::{try_create_or_patch, try_create_or_update};
+
+    #[derive(Debug)]
+    enum OpError {
+        Desired(String),
+        Client(rein_client::Error),
+    }
+    impl From<rein_client::Error> for OpError {
+        fn from(e: rein_client::Error) -> Self {
+            OpError::Client(e)
+        }
+    }
+
+    let (env, client) = env().await;
+    env.clear_requests();
+    let mut cm = config_map("default", "fallible", &[]);
+    let err = try_create_or_update(&client, &mut cm, |_| {
+        Err(OpError::Desired("no desired state yet".into()))
+    })
+    .await
+    .unwrap_err();
+    assert!(
+        matches!(err, OpError::Desired(ref m) if m == "no desired state yet"),
+        "{err:?}"
+    );
+    assert!(
+        env.requests().iter().all(|r| r.method == "GET"),
+        "nothing written: {:?}",
+        env.requests()
+    );
+
+    let created = try_create_or_patch(&client, &mut cm, |cm| {
+        cm.data = Some([("k".to_string(), "v".to_string())].into());
+        Ok::<_, OpError>(())
+    })
+    .await
+    .unwrap();
+    assert_eq!(created, OperationResult::Created);
+
+    let renamed = try_create_or_update(&client, &mut cm, |cm| {
+        cm.metadata.name = Some("other".into());
+        Ok::<_, OpError>(())
+    })
+    .await
+    .unwrap_err();
+    assert!(
+        matches!(
+            renamed,
+            OpError::Client(rein_client::Error::InvalidInput { .. })
+        ),
+        "{renamed:?}"
+    );
+}
