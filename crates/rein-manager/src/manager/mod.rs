@@ -62,6 +62,8 @@ struct Inner {
     sharding: Option<Sharding>,
     /// The names of this manager's controllers (unique among them).
     controller_names: rein_controller::ControllerNames,
+    /// The probe and metrics servers, bound by `build`, taken by `start`.
+    bound_servers: Mutex<Vec<Arc<dyn Runnable>>>,
 }
 
 /// Where the servers listen, known once they are bound.
@@ -208,12 +210,12 @@ impl Manager {
         self.inner.webhook.clone()
     }
 
-    /// The health-probe server's address, once `start` has bound it.
+    /// The health-probe server's address (bound by `build`, so known before `start`).
     pub fn health_probe_address(&self) -> Option<SocketAddr> {
         self.inner.addresses.lock().health_probes
     }
 
-    /// The metrics server's address, once `start` has bound it.
+    /// The metrics server's address (bound by `build`, so known before `start`).
     pub fn metrics_address(&self) -> Option<SocketAddr> {
         self.inner.addresses.lock().metrics
     }
@@ -405,7 +407,7 @@ impl ManagerBuilder {
             .cache(cache.clone())
             .options(options.client.clone())
             .build();
-        Ok(Manager {
+        let manager = Manager {
             inner: Arc::new(Inner {
                 config,
                 kube,
@@ -426,7 +428,10 @@ impl ManagerBuilder {
                 webhook,
                 sharding,
                 controller_names: rein_controller::ControllerNames::new(),
+                bound_servers: Mutex::new(Vec::new()),
             }),
-        })
+        };
+        manager.bind_servers().await?;
+        Ok(manager)
     }
 }

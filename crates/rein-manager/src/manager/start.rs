@@ -329,11 +329,10 @@ impl Manager {
         }
     }
 
-    /// Binds the servers the options enable (bind errors surface here).
+    /// The servers bound at build time, with the readiness checks only a starting manager
+    /// has (its caches' sync, its ring membership) added first.
     async fn servers(&self) -> Result<Vec<Arc<dyn Runnable>>, Error> {
-        let options = &self.inner.options;
-        let mut servers: Vec<Arc<dyn Runnable>> = Vec::new();
-        if let Some(probe_options) = &options.health_probes {
+        if self.inner.options.health_probes.is_some() {
             let synced = self.inner.caches_synced.clone();
             let check = synced_check("informer caches", move || synced.load(Ordering::SeqCst));
             if let Err(err) = self.inner.probes.add_readyz_check("cache-sync", check) {
@@ -346,6 +345,16 @@ impl Manager {
                     tracing::debug!(error = %err, "not adding the shard readiness check");
                 }
             }
+        }
+        Ok(std::mem::take(&mut *self.inner.bound_servers.lock()))
+    }
+
+    /// Binds the servers the options enable, at build time: bind errors surface from
+    /// `build`, and their addresses are known before `start`.
+    pub(super) async fn bind_servers(&self) -> Result<(), Error> {
+        let options = &self.inner.options;
+        let mut servers: Vec<Arc<dyn Runnable>> = Vec::new();
+        if let Some(probe_options) = &options.health_probes {
             let server = HealthProbeServer::bind(probe_options.clone(), self.inner.probes.clone())
                 .await
                 .map_err(|source| Error::Server {
@@ -372,7 +381,8 @@ impl Manager {
             self.inner.addresses.lock().metrics = Some(server.local_addr());
             servers.push(Arc::new(server));
         }
-        Ok(servers)
+        *self.inner.bound_servers.lock() = servers;
+        Ok(())
     }
 }
 

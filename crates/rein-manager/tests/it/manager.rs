@@ -958,3 +958,70 @@ async fn controller_names_are_unique_per_manager() {
         "{again:?}"
     );
 }
+
+/// The probe and metrics servers are bound by `build`: their addresses are known before
+/// `start` (a test or a sidecar can be told where to look), and a taken port fails `build`.
+#[tokio::test]
+async fn servers_are_bound_when_build_returns() {
+    use rein_manager::healthz::HealthProbeOptions;
+    use rein_manager::metrics::MetricsServerOptions;
+
+    let env = TestEnv::start().await.expect("testenv");
+    let loopback = std::net::SocketAddr::from(([127, 0, 0, 1], 0));
+    let mgr = manager(
+        &env,
+        Options {
+            health_probes: Some(HealthProbeOptions {
+                bind_address: loopback,
+                ..HealthProbeOptions::default()
+            }),
+            metrics: Some(MetricsServerOptions {
+                bind_address: loopback,
+                ..MetricsServerOptions::default()
+            }),
+            ..Options::default()
+        },
+    )
+    .await;
+    let probes = mgr.health_probe_address().expect("known after build");
+    assert!(mgr.metrics_address().is_some(), "known after build");
+    assert_ne!(probes.port(), 0);
+
+    let taken = Manager::builder(env.config())
+        .options(Options {
+            health_probes: Some(HealthProbeOptions {
+                bind_address: probes,
+                ..HealthProbeOptions::default()
+            }),
+            ..Options::default()
+        })
+        .build()
+        .await;
+    assert!(
+        matches!(taken, Err(Error::Server { .. })),
+        "a taken port fails build: {:?}",
+        taken.err()
+    );
+
+    let (stop, task) = spawn_start(&mgr);
+    let ready = tokio::time::timeout(Duration::from_secs(20), async {
+        loop {
+            if let Ok(mut s) = tokio::net::TcpStream::connect(probes).await {
+                use tokio::io::{AsyncReadExt, AsyncWriteExt};
+                let _ = s
+                    .write_all(b"GET /healthz HTTP/1.1\r\nhost: x\r\nconnection: close\r\n\r\n")
+                    .await;
+                let mut answer = String::new();
+                let _ = s.read_to_string(&mut answer).await;
+                if answer.starts_with("HTTP/1.1 200") {
+                    return;
+                }
+            }
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+    })
+    .await;
+    assert!(ready.is_ok(), "the probe server serves once started");
+    stop.cancel();
+    task.await.expect("joins").expect("stops cleanly");
+}
