@@ -350,6 +350,7 @@ const LAYERS: &[(&str, u8)] = &[
     ("rein-sharding", 4),
     ("rein-manager", 5),
     ("rein", 6),
+    ("rein-sim", 7),
 ];
 
 /// The embedded API server: it depends on no rein crate, and the library crates take it only

@@ -100,6 +100,24 @@ pub(crate) fn update(
             }
             result
         }
+        Subresource::Status if def.group == "apps" && def.plural == "deployments" => {
+            // The Deployment status strategy resets only the spec and the labels: other
+            // metadata (the controller's revision annotation) is written with the status.
+            let mut result = new;
+            match old.get("spec") {
+                Some(spec) => result["spec"] = spec.clone(),
+                None => {
+                    if let Some(o) = result.as_object_mut() {
+                        o.remove("spec");
+                    }
+                }
+            }
+            match old.pointer("/metadata/labels") {
+                Some(labels) => meta_mut(&mut result).insert("labels".into(), labels.clone()),
+                None => meta_mut(&mut result).remove("labels"),
+            };
+            result
+        }
         Subresource::Status => {
             let mut result = (*old).clone();
             match new.get("status") {
@@ -156,6 +174,16 @@ pub(crate) fn update(
     let stored = old.pointer("/metadata/generation").and_then(Value::as_i64);
     let generation = match stored {
         Some(n) if meta::tracks_generation(def) && spec_changed(&old, &result) => Some(n + 1),
+        // A Deployment's annotation changes bump it too: they are copied to its ReplicaSets.
+        Some(n)
+            if sub == Subresource::Main
+                && def.group == "apps"
+                && def.plural == "deployments"
+                && old.pointer("/metadata/annotations")
+                    != result.pointer("/metadata/annotations") =>
+        {
+            Some(n + 1)
+        }
         None if meta::tracks_generation(def) => Some(1),
         other => other,
     };

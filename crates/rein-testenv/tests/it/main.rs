@@ -52,6 +52,7 @@ mod representations;
 mod root_paths;
 mod server_limits;
 mod serviceaccount_admission;
+mod status_strategies;
 mod subresource_admission;
 mod sweep;
 mod tables;
