@@ -3,7 +3,8 @@
 //! as Kubernetes expects — it moves only when the status changes.
 //!
 //! ```
-//! use k8s_openapi::apimachinery::pkg::apis::meta::v1::Condition;
+//! use k8s_openapi::apimachinery::pkg::apis::meta::v1::{Condition, Time};
+//! use k8s_openapi::jiff::Timestamp;
 //! use rein_scheme::conditions;
 //!
 //! let mut conditions = Vec::new();
@@ -13,7 +14,8 @@
 //!     reason: "Reconciled".into(),
 //!     message: String::new(),
 //!     observed_generation: Some(1),
-//!     last_transition_time: Default::default(),
+//!     // The zero time: set_status_condition stamps now.
+//!     last_transition_time: Time(Timestamp::UNIX_EPOCH),
 //! };
 //! assert!(conditions::set_status_condition(&mut conditions, ready("True")));
 //! assert!(conditions::is_status_condition_true(&conditions, "Ready"));
