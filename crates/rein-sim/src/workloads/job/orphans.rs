@@ -1,14 +1,17 @@
 //! kube's orphan-Pod worker of the Job controller (`syncOrphanPod`): a Pod holding the
 //! tracking finalizer without a Job that still runs it — no controller, a Job that is gone or
-//! finished — has the finalizer removed, so it can be deleted.
+//! finished — has the finalizer removed, so it can be deleted. As kube's `deleteJob` handler
+//! does, a Job's deletion enqueues every Pod it controls that still holds the finalizer: the
+//! Pods' own events may have been seen while the Job was still in the cache.
 
 use std::sync::Arc;
 
 use async_trait::async_trait;
 use k8s_openapi::api::batch::v1::Job;
 use k8s_openapi::api::core::v1::Pod;
-use rein_client::{Client, ignore_not_found};
-use rein_controller::event::{CreateEvent, DeleteEvent, UpdateEvent};
+use rein_client::{Client, ListOptions, ignore_not_found};
+use rein_controller::event::{CreateEvent, DeleteEvent, GenericEvent, UpdateEvent};
+use rein_controller::handler::EnqueueRequestsFromAsyncMapFunc;
 use rein_controller::predicate::Predicate;
 use rein_controller::{Action, BuildError, Context, ControllerManagedBy, Reconciler, Request};
 use rein_manager::Manager;
@@ -23,8 +26,14 @@ const NAME: &str = "job-orphan-pod";
 
 /// Adds the orphan Pod cleaner to `mgr`.
 pub(super) fn add(mgr: &Manager) -> Result<(), BuildError> {
+    let client = mgr.client();
+    let pods_of_deleted_job = EnqueueRequestsFromAsyncMapFunc::new(move |job: Arc<Job>| {
+        let client = client.clone();
+        async move { tracked_pods_of(&client, &job).await }
+    });
     ControllerManagedBy::new(mgr)
         .for_with::<Pod>(vec![Arc::new(HoldsTrackingFinalizer)])
+        .watches_with::<Job>(pods_of_deleted_job, vec![Arc::new(OnlyDeletes)])
         .named(NAME)
         .with_options(crate::workloads::controller_options())
         .complete(OrphanPods {
@@ -46,6 +55,48 @@ impl Predicate<Pod> for HoldsTrackingFinalizer {
     fn delete(&self, _: &DeleteEvent<Pod>) -> bool {
         false
     }
+}
+
+/// Passes deletions only.
+struct OnlyDeletes;
+
+impl Predicate<Job> for OnlyDeletes {
+    fn create(&self, _: &CreateEvent<Job>) -> bool {
+        false
+    }
+    fn update(&self, _: &UpdateEvent<Job>) -> bool {
+        false
+    }
+    fn delete(&self, _: &DeleteEvent<Job>) -> bool {
+        true
+    }
+    fn generic(&self, _: &GenericEvent<Job>) -> bool {
+        false
+    }
+}
+
+/// The Pods `job` controls that still hold the tracking finalizer.
+async fn tracked_pods_of(client: &Client, job: &Job) -> Vec<Request> {
+    let (Some(namespace), Some(uid)) = (
+        job.metadata.namespace.as_deref(),
+        job.metadata.uid.as_deref(),
+    ) else {
+        return Vec::new();
+    };
+    let Ok(list) = client
+        .list::<Pod>(&ListOptions::default().namespace(namespace))
+        .await
+    else {
+        return Vec::new();
+    };
+    list.items
+        .iter()
+        .filter(|pod| {
+            has_tracking_finalizer(pod)
+                && controller_of(&pod.metadata).is_some_and(|owner| owner.uid == uid)
+        })
+        .map(|pod| Request::from_object(&**pod))
+        .collect()
 }
 
 struct OrphanPods {
