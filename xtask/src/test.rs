@@ -2,6 +2,7 @@
 
 use std::io::{BufRead, BufReader};
 use std::process::{Command, Stdio};
+use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
 use crate::{cargo, project_root, smoke};
@@ -24,7 +25,12 @@ struct Counts {
     passed: u64,
     failed: u64,
     ignored: u64,
+    /// Each test binary's wall time (`finished in`), named by cargo's `Running` line.
+    binaries: Vec<(String, f64)>,
 }
+
+/// How many of the slowest test binaries the summary names.
+const SLOWEST_SHOWN: usize = 8;
 
 pub(crate) fn run(args: &[String]) -> anyhow::Result<()> {
     let quick = args.iter().any(|a| a == "--no-lint");
@@ -98,6 +104,15 @@ pub(crate) fn run(args: &[String]) -> anyhow::Result<()> {
         results.len()
     );
     println!("tests: {} passed, {} failed", counts.passed, counts.failed);
+    counts
+        .binaries
+        .sort_by(|a, b| b.1.total_cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+    if !counts.binaries.is_empty() {
+        println!("slowest test binaries:");
+        for (name, seconds) in counts.binaries.iter().take(SLOWEST_SHOWN) {
+            println!("  {seconds:>7.1}s {name}");
+        }
+    }
     if failed_steps > 0 {
         anyhow::bail!("{failed_steps} step(s) failed");
     }
@@ -126,8 +141,11 @@ fn status(cmd: &mut Command) -> bool {
 }
 
 /// Runs a `cargo test` command, echoing its output and summing its `test result:` lines.
+///
+/// Cargo names each test binary on stderr (`Running …`) before the binary writes its results
+/// to stdout, so the last name seen on stderr is the binary a result line belongs to.
 fn run_counting(cmd: &mut Command, counts: &mut Counts) -> bool {
-    cmd.stdout(Stdio::piped());
+    cmd.stdout(Stdio::piped()).stderr(Stdio::piped());
     let mut child = match cmd.spawn() {
         Ok(c) => c,
         Err(err) => {
@@ -135,15 +153,50 @@ fn run_counting(cmd: &mut Command, counts: &mut Counts) -> bool {
             return false;
         }
     };
+    let running = Arc::new(Mutex::new(String::new()));
+    let echo_stderr = child.stderr.take().map(|err| {
+        let running = Arc::clone(&running);
+        std::thread::spawn(move || {
+            for line in BufReader::new(err).lines().map_while(Result::ok) {
+                eprintln!("{line}");
+                if let Some(name) = running_binary(&line) {
+                    *running.lock().unwrap_or_else(|e| e.into_inner()) = name.to_owned();
+                }
+            }
+        })
+    });
     if let Some(out) = child.stdout.take() {
         for line in BufReader::new(out).lines().map_while(Result::ok) {
             println!("{line}");
             if let Some(rest) = line.strip_prefix("test result: ") {
                 parse_result_line(rest, counts);
+                if let Some(seconds) = finished_in(rest) {
+                    let name = running.lock().unwrap_or_else(|e| e.into_inner()).clone();
+                    counts.binaries.push((name, seconds));
+                }
             }
         }
     }
-    child.wait().map(|s| s.success()).unwrap_or(false)
+    let ok = child.wait().map(|s| s.success()).unwrap_or(false);
+    if let Some(handle) = echo_stderr {
+        let _ = handle.join();
+    }
+    ok
+}
+
+/// The binary a cargo `Running` or `Doc-tests` line names.
+fn running_binary(line: &str) -> Option<&str> {
+    let line = line.trim_start();
+    if let Some(rest) = line.strip_prefix("Running ") {
+        return Some(rest.split(" (").next().unwrap_or(rest).trim());
+    }
+    line.strip_prefix("Doc-tests ").map(str::trim)
+}
+
+/// The seconds of a result line's `finished in 1.23s`.
+fn finished_in(rest: &str) -> Option<f64> {
+    let after = rest.split("finished in ").nth(1)?;
+    after.trim().trim_end_matches('s').parse().ok()
 }
 
 /// Parses `ok. 3 passed; 0 failed; 1 ignored; ...`.
@@ -176,5 +229,23 @@ mod tests {
         );
         parse_result_line("ok. 3 passed; 0 failed; 0 ignored", &mut c);
         assert_eq!((c.passed, c.failed, c.ignored), (15, 1, 2));
+    }
+
+    #[test]
+    fn names_binaries_and_their_times() {
+        assert_eq!(
+            running_binary("     Running tests/it/main.rs (target/debug/deps/it-0f3a)"),
+            Some("tests/it/main.rs")
+        );
+        assert_eq!(
+            running_binary("   Doc-tests rein_client"),
+            Some("rein_client")
+        );
+        assert_eq!(running_binary("   Compiling rein v0.1.0"), None);
+        assert_eq!(
+            finished_in("ok. 3 passed; 0 failed; 0 ignored; finished in 12.50s"),
+            Some(12.5)
+        );
+        assert_eq!(finished_in("ok. 3 passed"), None);
     }
 }

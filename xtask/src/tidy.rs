@@ -224,13 +224,18 @@ fn the_lint_checks_flag_what_they_look_for() {
     ));
 }
 
-/// The `default_value` of the `--listen` argument in `rein-apiserver`'s clap `Args`.
+/// The `default_value` of the `--listen` argument in `rein-apiserver`'s (or `rein-cluster`'s)
+/// clap `Args`.
 fn apiserver_default_listen(source: &str) -> Option<String> {
     let mut last_arg = None;
     for line in source.lines().map(str::trim) {
         if line.starts_with("#[arg(") {
             last_arg = Some(line);
-        } else if line.starts_with("listen:") {
+        } else if line
+            .strip_prefix("pub ")
+            .unwrap_or(line)
+            .starts_with("listen:")
+        {
             let attr = last_arg?;
             let value = attr.split("default_value = \"").nth(1)?;
             return value.split('"').next().map(str::to_owned);
@@ -243,15 +248,24 @@ fn apiserver_default_listen(source: &str) -> Option<String> {
 
 #[test]
 fn rein_apiserver_listens_on_loopback_by_default() {
-    let path = project_root().join("crates/rein-testenv/src/bin/rein-apiserver.rs");
+    // rein-apiserver and rein-cluster (rein-sim) both take their server flags from
+    // rein-testenv's `cli::ServerFlags`.
+    let path = project_root().join("crates/rein-testenv/src/cli.rs");
     let source = std::fs::read_to_string(&path).unwrap();
     let listen = apiserver_default_listen(&source)
         .unwrap_or_else(|| panic!("no `--listen` default found in {}", path.display()));
     let addr: std::net::SocketAddr = listen.parse().unwrap();
-    assert!(
-        addr.ip().is_loopback(),
-        "rein-apiserver's default --listen is {addr}"
-    );
+    assert!(addr.ip().is_loopback(), "the default --listen is {addr}");
+    for binary in [
+        "crates/rein-testenv/src/bin/rein-apiserver.rs",
+        "crates/rein-sim/src/bin/rein-cluster.rs",
+    ] {
+        let source = std::fs::read_to_string(project_root().join(binary)).unwrap();
+        assert!(
+            source.contains("server: ServerFlags,") && !source.contains("listen:"),
+            "{binary} takes its server flags from rein_testenv::cli::ServerFlags"
+        );
+    }
 
     let args = |attr: &str| format!("    /// Address.\n    {attr}\n    listen: SocketAddr,\n");
     assert_eq!(
@@ -260,6 +274,12 @@ fn rein_apiserver_listens_on_loopback_by_default() {
     );
     assert_eq!(apiserver_default_listen(&args("#[arg(long)]")), None);
     assert_eq!(apiserver_default_listen("    listen: SocketAddr,\n"), None);
+    assert_eq!(
+        apiserver_default_listen(
+            "    #[arg(long, default_value = \"127.0.0.1:0\")]\n    pub listen: SocketAddr,\n"
+        ),
+        Some("127.0.0.1:0".to_owned())
+    );
 }
 
 /// The relative link targets of a Markdown text (`[text](target)`), outside fenced code blocks,
@@ -357,6 +377,11 @@ const LAYERS: &[(&str, u8)] = &[
 /// as a dev-dependency.
 const TESTENV: &str = "rein-testenv";
 
+/// The one ranked crate that may take rein-testenv as a normal dependency: rein-sim, the top
+/// of the stack, whose `rein-cluster` binary composes the simulated cluster with the embedded
+/// API server. rein-testenv still depends on nothing of rein's, so nothing cycles.
+const COMPOSES_TESTENV: &str = "rein-sim";
+
 /// The runtime dependencies the bottom crate may have: tokio, and foldhash (no dependencies
 /// of its own) to hash items.
 const WORKQUEUE_DEPENDENCIES: &[&str] = &["foldhash", "tokio"];
@@ -453,12 +478,12 @@ fn dependency_problems(member: &str, manifest: &str, dir: &Path) -> Vec<String> 
         for dep in rein_deps {
             let allowed = match rank(dep) {
                 Some(r) => r < own_rank,
-                None => dep == TESTENV && !normal.contains(dep),
+                None => dep == TESTENV && (!normal.contains(dep) || package == COMPOSES_TESTENV),
             };
             if !allowed {
                 problems.push(format!(
                     "{member}: `{package}` may not depend on `{dep}` (dependencies point down the \
-                     stack; rein-testenv only as a dev-dependency)"
+                     stack; rein-testenv only as a dev-dependency, except for rein-sim)"
                 ));
             }
         }
@@ -539,6 +564,28 @@ fn the_dependency_check_flags_what_it_looks_for() {
     assert!(flagged("may not depend on `rein-testenv`"), "{problems:#?}");
     assert!(!flagged("`rein-scheme`"), "{problems:#?}");
     assert!(!flagged("`async-trait`"), "{problems:#?}");
+    // rein-sim alone may take rein-testenv as a normal dependency (its binary composes them).
+    let sim = manifest
+        .replace("name = \"rein-informer\"", "name = \"rein-sim\"")
+        .replace("rein-client = { workspace = true }\n", "");
+    let dir = std::env::temp_dir().join(format!("rein-tidy-sim-{}", std::process::id()));
+    std::fs::create_dir_all(dir.join("src/bin")).unwrap();
+    std::fs::write(
+        dir.join("src/lib.rs"),
+        "//! A crate.\nuse rein_scheme::ObjectKey;\n",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("src/bin/b.rs"),
+        "//! A binary.\nuse rein_testenv::TestEnv;\n",
+    )
+    .unwrap();
+    let problems = dependency_problems("crates/rein-sim", &sim, &dir);
+    std::fs::remove_dir_all(&dir).unwrap();
+    assert!(
+        !problems.iter().any(|p| p.contains("`rein-testenv`")),
+        "{problems:#?}"
+    );
     assert!(names_crate("use tokio::sync;", "tokio"));
     assert!(!names_crate("use tokio_util::sync;", "tokio"));
 }

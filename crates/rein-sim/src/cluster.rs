@@ -1,7 +1,8 @@
 //! The entry point: [`SimCluster::start`] builds a rein [`Manager`] for an API server,
 //! registers the simulated nodes, adds the scheduler, the kubelet, the taint-eviction
-//! controller, the node heartbeat and the workload controllers, starts the manager on a task
-//! and waits until its caches have synced; [`SimCluster::shutdown`] stops it all.
+//! controller, the node heartbeat and (unless turned off) the workload controllers, starts
+//! the manager on a task and waits until its caches have synced; [`SimCluster::shutdown`]
+//! stops it all.
 
 use std::time::Duration;
 
@@ -27,6 +28,11 @@ pub struct SimConfig {
     pub kubelet: KubeletConfig,
     /// The scheduler's name and retry period.
     pub scheduler: SchedulerConfig,
+    /// Whether the workload controllers run ([`workloads::add_all`]: ReplicaSet, Deployment,
+    /// Job, EndpointSlice, …; default `true`). Beside a real kube-controller-manager, turn them
+    /// off: its own controllers already do their work, and two ReplicaSet controllers would
+    /// fight over the same Pods.
+    pub workload_controllers: bool,
     /// How long [`SimCluster::start`] waits for the caches to sync (default 60 s).
     pub start_timeout: Duration,
     /// How long [`SimCluster::shutdown`] waits for the controllers to stop (default 10 s).
@@ -47,6 +53,7 @@ impl SimConfig {
             heartbeat: HeartbeatConfig::default(),
             kubelet: KubeletConfig::default(),
             scheduler: SchedulerConfig::default(),
+            workload_controllers: true,
             start_timeout: Duration::from_secs(60),
             shutdown_timeout: Duration::from_secs(10),
         }
@@ -124,9 +131,10 @@ pub struct SimCluster {
 impl SimCluster {
     /// Starts a simulated cluster against the API server of `kube` (rein-testenv's
     /// `TestEnv::config()`, or any cluster's): builds a manager, registers the nodes, adds
-    /// the scheduler, kubelet, taint-eviction and workload controllers and the node
-    /// heartbeat, starts the manager on a task of the current runtime and returns once the
-    /// Pod and Node caches have synced.
+    /// the scheduler, kubelet and taint-eviction controllers, the workload controllers
+    /// (unless [`SimConfig::workload_controllers`] is off) and the node heartbeat, starts the
+    /// manager on a task of the current runtime and returns once the Pod and Node caches have
+    /// synced.
     pub async fn start(kube: kube_client::Config, config: SimConfig) -> Result<SimCluster, Error> {
         if let Some(problem) = config.kubelet.invalid() {
             return Err(Error::InvalidConfig {
@@ -152,7 +160,9 @@ impl SimCluster {
         scheduler::add(&manager, &config.scheduler).map_err(controller("scheduler"))?;
         kubelet::add(&manager, nodes.clone(), &config.kubelet).map_err(controller("kubelet"))?;
         nodes::eviction::add(&manager, nodes.clone()).map_err(controller("taint-eviction"))?;
-        workloads::add_all(&manager).map_err(controller("workload"))?;
+        if config.workload_controllers {
+            workloads::add_all(&manager).map_err(controller("workload"))?;
+        }
         manager
             .add(nodes.heartbeat())
             .map_err(Error::AddHeartbeat)?;

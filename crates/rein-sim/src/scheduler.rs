@@ -42,8 +42,8 @@ use rein_controller::{
 use rein_manager::Manager;
 use rein_scheme::ObjectKey;
 
-pub(crate) use filter::tolerates;
 use filter::{NodeInfo, Verdict};
+pub(crate) use filter::{spec_matches_node, tolerates};
 use resources::Resources;
 
 /// The scheduler name Pods get by default (`spec.schedulerName`).

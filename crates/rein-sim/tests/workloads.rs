@@ -6,6 +6,8 @@
 #[path = "workloads/support.rs"]
 mod support;
 
+#[path = "workloads/daemonset.rs"]
+mod daemonset;
 #[path = "workloads/deployment.rs"]
 mod deployment;
 #[path = "workloads/endpointslice.rs"]
@@ -14,3 +16,5 @@ mod endpointslice;
 mod job;
 #[path = "workloads/replicaset.rs"]
 mod replicaset;
+#[path = "workloads/statefulset.rs"]
+mod statefulset;

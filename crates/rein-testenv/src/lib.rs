@@ -77,6 +77,7 @@ mod admission;
 mod auth;
 mod builtin;
 mod canonical;
+pub mod cli;
 mod conversion;
 mod env;
 mod error;

@@ -39,12 +39,20 @@ pub struct Kind<K> {
 #[derive(Clone)]
 struct RegistrationState {
     registration: HandlerRegistration,
-    informer_synced: Arc<dyn Fn() -> bool + Send + Sync>,
+    informer: Arc<dyn HasSynced>,
 }
 
 impl HasSynced for RegistrationState {
     fn has_synced(&self) -> bool {
-        (self.informer_synced)() && self.registration.has_synced()
+        self.informer.has_synced() && self.registration.has_synced()
+    }
+
+    /// Wakes on the informer's and the registration's sync signals (no polling).
+    fn wait_synced(&self) -> BoxFuture<'_, ()> {
+        Box::pin(async move {
+            self.informer.wait_synced().await;
+            self.registration.wait_synced().await;
+        })
     }
 }
 
@@ -221,10 +229,9 @@ where
         stop.cancelled().await;
         remove.0.remove_event_handler(&remove.1);
     });
-    let synced = informer.clone();
     Ok(RegistrationState {
         registration,
-        informer_synced: Arc::new(move || synced.has_synced()),
+        informer: informer.clone(),
     })
 }
 

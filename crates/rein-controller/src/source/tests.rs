@@ -77,3 +77,70 @@ async fn sink_applies_predicates_in_order() {
     assert_eq!(q.len(), 1);
     assert_eq!(q.get().await.unwrap().0, Request::new("ns", "kept"));
 }
+
+/// Lists one fixed Pod; its watch never sends. The informer's data, not a stand-in for the
+/// code under test (the Kind source and its sync wait).
+struct OnePod;
+
+#[async_trait::async_trait]
+impl rein_informer::ListerWatcher<Pod> for OnePod {
+    async fn list(
+        &self,
+        _: &kube_client::api::ListParams,
+    ) -> Result<rein_informer::ListPage<Pod>, kube_client::Error> {
+        let mut p = pod("only");
+        p.metadata.resource_version = Some("1".into());
+        Ok(rein_informer::ListPage {
+            items: vec![p],
+            resource_version: "1".into(),
+            continue_token: None,
+        })
+    }
+
+    async fn watch(
+        &self,
+        _: &kube_client::api::WatchParams,
+        _: &str,
+    ) -> Result<rein_informer::WatchStream<Pod>, kube_client::Error> {
+        Ok(Box::pin(futures::stream::pending()))
+    }
+
+    fn supports_watch_list(&self) -> bool {
+        false
+    }
+}
+
+/// The informer source's sync wait wakes on the sync signals: on the paused clock it ends
+/// with no time passed (the old 100 ms poll advanced it), and the initial add is queued.
+#[tokio::test(start_paused = true)]
+async fn informer_source_sync_wait_wakes_without_polling() {
+    let informer = Arc::new(rein_informer::SharedIndexInformer::new(
+        OnePod,
+        rein_informer::InformerOptions::default(),
+    ));
+    let source = Informer::new(informer.clone());
+    let queue = RequestQueue::new("sync");
+    let stop = CancellationToken::new();
+    let sink = EventSink::new(Arc::new(EnqueueRequestForObject), vec![], queue.clone());
+    source.start(sink, stop.clone()).await.unwrap();
+    let source = Arc::new(source);
+    let started = tokio::time::Instant::now();
+    // The wait starts before the informer runs, so it has to wait for the sync.
+    let waiter = {
+        let (source, stop) = (source.clone(), stop.clone());
+        tokio::spawn(async move { source.wait_for_sync(stop).await })
+    };
+    for _ in 0..10 {
+        tokio::task::yield_now().await;
+    }
+    assert!(!waiter.is_finished(), "the informer has not run yet");
+    let run = {
+        let (informer, stop) = (informer.clone(), stop.clone());
+        tokio::spawn(async move { informer.run(stop).await })
+    };
+    waiter.await.unwrap().unwrap();
+    assert_eq!(started.elapsed(), Duration::ZERO, "the sync wait slept");
+    assert_eq!(queue.len(), 1);
+    stop.cancel();
+    run.await.unwrap();
+}

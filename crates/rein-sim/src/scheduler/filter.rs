@@ -6,7 +6,7 @@
 use std::collections::BTreeMap;
 
 use k8s_openapi::api::core::v1::{
-    Node, NodeSelectorRequirement, NodeSelectorTerm, Pod, Taint, Toleration,
+    Node, NodeSelectorRequirement, NodeSelectorTerm, Pod, PodSpec, Taint, Toleration,
 };
 
 use super::resources::Resources;
@@ -174,11 +174,17 @@ pub(crate) fn tolerates(toleration: &Toleration, taint: &Taint) -> bool {
 
 /// `nodeSelector` (every pair) and required node affinity (any term).
 pub(crate) fn matches_node_selector_and_affinity(pod: &Pod, node: &Node) -> bool {
+    pod.spec
+        .as_ref()
+        .is_none_or(|spec| spec_matches_node(spec, node))
+}
+
+/// `nodeaffinity.GetRequiredNodeAffinity(spec).Match(node)`: every `nodeSelector` pair, and
+/// one term of the required node affinity (a term with no requirement matches nothing). The
+/// scheduler asks it of a Pod, the DaemonSet controller of its template.
+pub(crate) fn spec_matches_node(spec: &PodSpec, node: &Node) -> bool {
     let empty = BTreeMap::new();
     let labels = node.metadata.labels.as_ref().unwrap_or(&empty);
-    let Some(spec) = pod.spec.as_ref() else {
-        return true;
-    };
     if let Some(selector) = &spec.node_selector
         && selector.iter().any(|(k, v)| labels.get(k) != Some(v))
     {
@@ -283,7 +289,7 @@ fn ports_conflict(pod: &Pod, used: &[(String, String, i32)]) -> bool {
 
 #[cfg(test)]
 mod tests {
-    use k8s_openapi::api::core::v1::{Affinity, NodeAffinity, NodeSelector, NodeSpec, PodSpec};
+    use k8s_openapi::api::core::v1::{Affinity, NodeAffinity, NodeSelector, NodeSpec};
     use kube_client::core::ObjectMeta;
 
     use super::*;

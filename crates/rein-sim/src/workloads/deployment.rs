@@ -16,7 +16,6 @@
 //! kube-controller-manager would compute (see the `hash` module).
 
 mod hash;
-mod intstr;
 mod progress;
 mod recreate;
 mod rollback;

@@ -1,19 +1,26 @@
-//! The workload controllers of the simulated cluster: ReplicaSet, Deployment, Job and
-//! EndpointSlice, written as kube-controller-manager's are
-//! (`pkg/controller/{replicaset,deployment,job,endpointslice}`), on rein's manager, controllers
-//! and shared cache. Each watches its kind and the objects it owns, and
-//! writes the status fields, conditions, annotations and events kube's writes, so kubectl
-//! (`rollout status`, `wait --for=condition=complete`) works against them.
+//! The workload controllers of the simulated cluster: ReplicaSet, Deployment, Job,
+//! EndpointSlice, DaemonSet, StatefulSet and the PersistentVolume binder with a simulated
+//! provisioner, written as kube-controller-manager's are (`pkg/controller/{replicaset,
+//! deployment,job,endpointslice,daemon,statefulset,volume/persistentvolume}`, with
+//! `pkg/controller/history` for ControllerRevisions), on rein's manager, controllers and
+//! shared cache. Each watches its kind and the objects it owns, and writes the status fields,
+//! conditions, annotations and events kube's writes, so kubectl (`rollout status`,
+//! `wait --for=condition=complete`) works against them.
 
+pub mod daemonset;
 pub mod deployment;
 pub mod endpointslice;
 pub mod job;
+pub mod persistentvolume;
 pub mod replicaset;
+pub mod statefulset;
 
 mod claim;
 mod error;
+mod intstr;
 mod podcontrol;
 mod pods;
+mod revision;
 
 use rein_controller::ControllerOptions;
 
@@ -26,6 +33,9 @@ pub fn add_all(mgr: &rein_manager::Manager) -> Result<(), rein_controller::Build
     deployment::add(mgr)?;
     job::add(mgr)?;
     endpointslice::add(mgr)?;
+    daemonset::add(mgr)?;
+    statefulset::add(mgr)?;
+    persistentvolume::add(mgr)?;
     Ok(())
 }
 

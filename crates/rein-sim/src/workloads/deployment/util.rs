@@ -15,7 +15,7 @@ use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
 use k8s_openapi::jiff::{SignedDuration, Timestamp};
 use serde_json::Value;
 
-use super::intstr::scaled_value;
+use crate::workloads::intstr::scaled_value;
 use crate::workloads::pods::now;
 
 /// `deployment.kubernetes.io/revision`: the rollout sequence number of a ReplicaSet (and, on the
