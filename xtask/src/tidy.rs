@@ -370,6 +370,7 @@ const LAYERS: &[(&str, u8)] = &[
     ("rein-sharding", 4),
     ("rein-manager", 5),
     ("rein", 6),
+    ("rein-multicluster", 6),
     ("rein-sim", 7),
 ];
 

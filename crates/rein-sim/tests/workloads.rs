@@ -6,6 +6,8 @@
 #[path = "workloads/support.rs"]
 mod support;
 
+#[path = "workloads/cronjob.rs"]
+mod cronjob;
 #[path = "workloads/daemonset.rs"]
 mod daemonset;
 #[path = "workloads/deployment.rs"]

@@ -7,6 +7,7 @@
 //! conditions, annotations and events kube's writes, so kubectl (`rollout status`,
 //! `wait --for=condition=complete`) works against them.
 
+pub mod cronjob;
 pub mod daemonset;
 pub mod deployment;
 pub mod endpointslice;
@@ -32,6 +33,7 @@ pub fn add_all(mgr: &rein_manager::Manager) -> Result<(), rein_controller::Build
     replicaset::add(mgr)?;
     deployment::add(mgr)?;
     job::add(mgr)?;
+    cronjob::add(mgr)?;
     endpointslice::add(mgr)?;
     daemonset::add(mgr)?;
     statefulset::add(mgr)?;
