@@ -106,20 +106,21 @@ pub(crate) fn run_all(root: &Path) -> anyhow::Result<SmokeCounts> {
     Ok(counts)
 }
 
-/// Builds the workspace's test targets (examples included) without running them and returns
-/// each example's executable, by name, from cargo's JSON artifact messages.
+/// Builds the workspace's examples (as programs, not as test harnesses: an example with
+/// `test = true` is also a test target) and returns each example's executable, by name, from
+/// cargo's JSON artifact messages.
 fn example_executables() -> anyhow::Result<HashMap<String, PathBuf>> {
     let output = Command::new(cargo())
         .args([
-            "test",
+            "build",
             "--workspace",
             "--locked",
-            "--no-run",
+            "--examples",
             "--message-format=json-render-diagnostics",
         ])
         .stderr(Stdio::inherit())
         .output()
-        .context("running cargo test --no-run for the examples")?;
+        .context("running cargo build --examples")?;
     anyhow::ensure!(output.status.success(), "building the examples failed");
     let stdout = String::from_utf8_lossy(&output.stdout);
     Ok(stdout.lines().filter_map(example_artifact).collect())
@@ -137,7 +138,12 @@ fn example_artifact(line: &str) -> Option<(String, PathBuf)> {
         .as_array()?
         .iter()
         .any(|k| k.as_str() == Some("example"));
-    if !is_example {
+    // An example built as its own test harness (`test = true`) is not the program.
+    let harness = msg
+        .pointer("/profile/test")
+        .and_then(serde_json::Value::as_bool)
+        .unwrap_or(false);
+    if !is_example || harness {
         return None;
     }
     let name = target.get("name")?.as_str()?.to_owned();
@@ -241,6 +247,8 @@ mod tests {
             ))
         );
         assert_eq!(example_artifact(test), None);
+        let harness = r#"{"reason":"compiler-artifact","target":{"kind":["example"],"name":"operator"},"profile":{"test":true},"executable":"/t/debug/examples/operator-9f"}"#;
+        assert_eq!(example_artifact(harness), None);
         assert_eq!(example_artifact(lib), None);
         assert_eq!(example_artifact("   Compiling rein v0.1.0"), None);
         assert_eq!(
