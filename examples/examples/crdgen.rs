@@ -8,6 +8,7 @@ use rein::{CustomResource, CustomResourceExt, KubeSchema};
 use serde::{Deserialize, Serialize};
 
 /// The desired state of a Widget (the same shape as the `custom_resource` example's).
+#[rein::resource]
 #[derive(CustomResource, KubeSchema, Clone, Debug, Serialize, Deserialize)]
 #[kube(group = "demo.rein.dev", version = "v1", kind = "Widget", namespaced)]
 #[kube(
@@ -16,12 +17,6 @@ use serde::{Deserialize, Serialize};
     doc = "A Widget: a demo workload."
 )]
 #[kube(printcolumn = r#"{"name":"Replicas","type":"integer","jsonPath":".spec.replicas"}"#)]
-#[kube(crates(
-    kube_core = "::rein::core",
-    k8s_openapi = "::rein::k8s_openapi",
-    serde_json = "::rein::serde_json"
-))]
-#[x_kube(crates(kube_core = "::rein::core"))]
 #[serde(rename_all = "camelCase")]
 struct WidgetSpec {
     /// How many replicas, at most 10.

@@ -63,6 +63,7 @@ const MANAGER: &str = "custom-resource-example";
 /// The desired state of a Widget; `#[derive(CustomResource)]` generates the `Widget` type
 /// (`demo.rein.dev/v1`, namespaced) around it, with a `status` and the CRD. v1 is the storage
 /// version and the conversion hub.
+#[rein::resource]
 #[derive(CustomResource, KubeSchema, Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[kube(group = "demo.rein.dev", version = "v1", kind = "Widget", namespaced)]
 #[kube(
@@ -73,13 +74,6 @@ const MANAGER: &str = "custom-resource-example";
 #[kube(derive = "Default", derive = "PartialEq")]
 #[kube(printcolumn = r#"{"name":"Replicas","type":"integer","jsonPath":".spec.replicas"}"#)]
 #[kube(printcolumn = r#"{"name":"Phase","type":"string","jsonPath":".status.phase"}"#)]
-// The expansion names kube-core, k8s-openapi and serde_json: take them from rein.
-#[kube(crates(
-    kube_core = "::rein::core",
-    k8s_openapi = "::rein::k8s_openapi",
-    serde_json = "::rein::serde_json"
-))]
-#[x_kube(crates(kube_core = "::rein::core"))]
 #[serde(rename_all = "camelCase")]
 struct WidgetSpec {
     /// How many replicas; the server refuses more than 10 (a CEL rule).
@@ -113,6 +107,7 @@ mod v2 {
     use super::*;
 
     /// The desired state of a v2 Widget.
+    #[rein::resource]
     #[derive(
         CustomResource, KubeSchema, Clone, Debug, Default, PartialEq, Serialize, Deserialize,
     )]
@@ -121,12 +116,6 @@ mod v2 {
     #[kube(derive = "Default", derive = "PartialEq")]
     #[kube(printcolumn = r#"{"name":"Size","type":"integer","jsonPath":".spec.size"}"#)]
     #[kube(printcolumn = r#"{"name":"Phase","type":"string","jsonPath":".status.phase"}"#)]
-    #[kube(crates(
-        kube_core = "::rein::core",
-        k8s_openapi = "::rein::k8s_openapi",
-        serde_json = "::rein::serde_json"
-    ))]
-    #[x_kube(crates(kube_core = "::rein::core"))]
     #[serde(rename_all = "camelCase")]
     pub(super) struct WidgetSpec {
         /// v1's `replicas`.

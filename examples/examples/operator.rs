@@ -68,6 +68,7 @@ const FINALIZER: &str = "demo.rein.dev/cleanup";
 const READY: &str = "Ready";
 
 /// A web application: `replicas` Pods of `image` behind a Service on `port`.
+#[rein::resource]
 #[derive(CustomResource, KubeSchema, Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[kube(group = "demo.rein.dev", version = "v1", kind = "WebApp", namespaced)]
 #[kube(status = "WebAppStatus", shortname = "wa", doc = "A web application.")]
@@ -78,12 +79,6 @@ const READY: &str = "Ready";
 #[kube(
     printcolumn = r#"{"name":"Available","type":"integer","jsonPath":".status.availableReplicas"}"#
 )]
-#[kube(crates(
-    kube_core = "::rein::core",
-    k8s_openapi = "::rein::k8s_openapi",
-    serde_json = "::rein::serde_json"
-))]
-#[x_kube(crates(kube_core = "::rein::core"))]
 #[serde(rename_all = "camelCase")]
 struct WebAppSpec {
     /// The container image.

@@ -24,15 +24,10 @@ use serde_json::json;
 use tokio_util::sync::CancellationToken;
 
 /// A Gadget's desired state.
+#[rein::resource]
 #[derive(CustomResource, KubeSchema, Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[kube(group = "test.rein.dev", version = "v1", kind = "Gadget", namespaced)]
 #[kube(derive = "Default", derive = "PartialEq")]
-#[kube(crates(
-    kube_core = "::rein::core",
-    k8s_openapi = "::rein::k8s_openapi",
-    serde_json = "::rein::serde_json"
-))]
-#[x_kube(crates(kube_core = "::rein::core"))]
 #[serde(rename_all = "camelCase")]
 struct GadgetSpec {
     /// How many; the validator refuses more than 10, the defaulter fills in 1.

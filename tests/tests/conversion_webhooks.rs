@@ -31,17 +31,13 @@ mod v1 {
     use super::*;
 
     /// v1: the size as text, `"<n> replicas"`.
+    #[rein::resource]
     #[derive(
         CustomResource, Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema,
     )]
     #[kube(group = "conv.rein.dev", version = "v1", kind = "Gadget", namespaced)]
     #[kube(status = "GadgetStatus")]
     #[kube(scale = r#"{"specReplicasPath":".spec.pods","statusReplicasPath":".status.pods"}"#)]
-    #[kube(crates(
-        kube_core = "::rein::core",
-        k8s_openapi = "::rein::k8s_openapi",
-        serde_json = "::rein::serde_json"
-    ))]
     pub(super) struct GadgetSpec {
         pub(super) size: String,
         /// The same in both versions: the scale subresource's replicas.
@@ -62,17 +58,13 @@ mod v2 {
     use super::*;
 
     /// v2, the hub and storage version: the size as a number.
+    #[rein::resource]
     #[derive(
         CustomResource, Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema,
     )]
     #[kube(group = "conv.rein.dev", version = "v2", kind = "Gadget", namespaced)]
     #[kube(status = "GadgetStatus")]
     #[kube(scale = r#"{"specReplicasPath":".spec.pods","statusReplicasPath":".status.pods"}"#)]
-    #[kube(crates(
-        kube_core = "::rein::core",
-        k8s_openapi = "::rein::k8s_openapi",
-        serde_json = "::rein::serde_json"
-    ))]
     pub(super) struct GadgetSpec {
         pub(super) replicas: i32,
         /// The scale subresource's replicas.

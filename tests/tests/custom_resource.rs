@@ -27,16 +27,11 @@ use tokio_util::sync::CancellationToken;
 const WAIT: Duration = Duration::from_secs(30);
 
 /// A Widget wants `replicas` (at most 10, a CEL rule) of its `tier` (default `standard`).
+#[rein::resource]
 #[derive(CustomResource, KubeSchema, Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[kube(group = "e2e.rein.dev", version = "v1", kind = "Widget", namespaced)]
 #[kube(status = "WidgetStatus", derive = "Default", derive = "PartialEq")]
 #[kube(printcolumn = r#"{"name":"Ready","type":"integer","jsonPath":".status.readyReplicas"}"#)]
-#[kube(crates(
-    kube_core = "::rein::core",
-    k8s_openapi = "::rein::k8s_openapi",
-    serde_json = "::rein::serde_json"
-))]
-#[x_kube(crates(kube_core = "::rein::core"))]
 #[serde(rename_all = "camelCase")]
 struct WidgetSpec {
     #[x_kube(validation = Rule::new("self <= 10").message("replicas must be at most 10"))]

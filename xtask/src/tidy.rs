@@ -359,6 +359,7 @@ fn the_link_check_finds_relative_links_only() {
 /// `rein-scheme`, `rein-serve` and `rein-leaderelection` are all at the bottom and know nothing
 /// of each other; `rein-webhook` sits on `rein-serve` only.
 const LAYERS: &[(&str, u8)] = &[
+    ("rein-macros", 0),
     ("rein-workqueue", 0),
     ("rein-scheme", 0),
     ("rein-serve", 0),

@@ -33,7 +33,7 @@ pub mod recorder;
 mod runnable;
 pub mod source;
 
-pub use builder::{BuildError, ControllerManagedBy, OwnsOptions};
+pub use builder::{BuildError, ControllerManagedBy, Declaration, DeclaredKind, OwnsOptions};
 pub use controller::{
     Controller, ControllerNames, ControllerOptions, Error, QueueSnapshot, queue_snapshots,
 };

@@ -51,6 +51,7 @@ pub mod config;
 pub mod healthz;
 mod manager;
 pub mod metrics;
+pub mod rbac;
 pub mod signals;
 
 #[doc(inline)]

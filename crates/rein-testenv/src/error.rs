@@ -52,6 +52,16 @@ pub enum Error {
     /// A client certificate was asked for on a server without TLS, or could not be issued.
     #[error("issuing a client certificate: {0}")]
     ClientCertificate(String),
+    /// Opening the file the request log is exported to (`TestEnvBuilder::request_log_export`,
+    /// `REIN_TESTENV_REQUEST_LOG`) failed.
+    #[error("opening the request log export {path}")]
+    RequestLogExport {
+        /// The file.
+        path: std::path::PathBuf,
+        /// The I/O error.
+        #[source]
+        source: std::io::Error,
+    },
     /// A CRD given to `TestEnvBuilder::crd` did not become `Established`.
     #[error("CRD {name} was not established: {reason}")]
     CrdNotEstablished {

@@ -51,35 +51,43 @@
 //! `watches`, the cache, [`Client`](client::Client) and its status subresource.
 //! [`client::crd::install`] creates the CRD and waits until it is `Established`.
 //!
-//! A user crate needs rein, serde and schemars 1 (serde_json, k8s-openapi and kube-core come
-//! through rein):
+//! An operator crate needs rein, serde, schemars 1 and an async runtime; serde_json,
+//! k8s-openapi, kube-core, kube-client's transport and tokio-util's `CancellationToken`
+//! ([`manager::CancellationToken`]) come through rein. `cargo rein new` writes this list (its
+//! scaffold is built and tested by rein's suite), with rein-testenv as a dev-dependency only:
 //!
 //! ```toml
 //! [dependencies]
 //! rein = "0.1"
 //! serde = { version = "1", features = ["derive"] }
 //! schemars = "1"
+//! tokio = { version = "1", features = ["macros", "rt-multi-thread"] }
+//! async-trait = "0.1"   # for `impl Reconciler`
+//! anyhow = "1"          # or any error type for `Reconciler::Error`
+//!
+//! [dev-dependencies]
+//! rein-testenv = "0.1"  # the API server the tests run against
 //! ```
 //!
-//! kube-derive's expansion names `::kube::core`, `::k8s_openapi` and `::serde_json`; the
-//! `crates(...)` overrides below point them at rein's re-exports, so no kube crate is needed.
-//! Field-level CEL rules (`#[x_kube(validation = ...)]`) come from `#[derive(KubeSchema)]` on
-//! the spec, which takes its own `#[x_kube(crates(kube_core = "::rein::core"))]`:
+//! (`TestEnv::client()` is a kube-client `Client`; `rein::client::Client::new` wraps it, so
+//! tests need no kube-client dependency of their own.)
+//!
+//! kube-derive's expansion names `::kube::core`, `::k8s_openapi` and `::serde_json`.
+//! [`#[rein::resource]`](resource), placed above the derive, points them at rein's
+//! re-exports, so no kube crate is needed; it does the same for `#[derive(KubeSchema)]`, which
+//! adds field-level CEL rules (`#[x_kube(validation = ...)]`). (Without it, write the
+//! overrides yourself: `#[kube(crates(kube_core = "::rein::core", k8s_openapi =
+//! "::rein::k8s_openapi", serde_json = "::rein::serde_json"))]`.)
 //!
 //! ```
 //! use rein::{CustomResource, CustomResourceExt, KubeSchema};
 //! use serde::{Deserialize, Serialize};
 //!
+//! #[rein::resource]
 //! #[derive(CustomResource, KubeSchema, Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
 //! #[kube(group = "demo.rein.dev", version = "v1", kind = "Widget", namespaced)]
 //! #[kube(status = "WidgetStatus", derive = "Default", derive = "PartialEq")]
 //! #[kube(printcolumn = r#"{"name":"Replicas","type":"integer","jsonPath":".spec.replicas"}"#)]
-//! #[kube(crates(
-//!     kube_core = "::rein::core",
-//!     k8s_openapi = "::rein::k8s_openapi",
-//!     serde_json = "::rein::serde_json"
-//! ))]
-//! #[x_kube(crates(kube_core = "::rein::core"))]
 //! pub struct WidgetSpec {
 //!     #[serde(default = "one")]
 //!     #[x_kube(validation = "self <= 10")]
@@ -126,6 +134,9 @@ pub use kube_core::CustomResourceExt;
 #[cfg(feature = "derive")]
 #[doc(inline)]
 pub use kube_derive::{CustomResource, KubeSchema};
+#[cfg(feature = "derive")]
+#[doc(inline)]
+pub use rein_macros::resource;
 
 /// The k8s-openapi crate rein is built on (Kubernetes 1.33 types); derived custom resources
 /// name it through `#[kube(crates(k8s_openapi = "::rein::k8s_openapi"))]`.

@@ -1,6 +1,7 @@
 //! The controller builder (controller-runtime's `pkg/builder`): `for_`, `owns`, `watches`,
 //! global event filters, options and a name, then `complete` adds the controller to the host.
 
+mod declared;
 mod error;
 
 use std::fmt;
@@ -17,6 +18,7 @@ use crate::reconcile::{Reconciler, box_reconciler};
 use crate::runnable::ControllerHost;
 use crate::source::{Kind, Source};
 
+pub use declared::{Declaration, DeclaredKind};
 pub use error::BuildError;
 
 type AddWatch = Box<dyn FnOnce(&WatchContext<'_>) + Send>;
@@ -51,6 +53,8 @@ pub struct ControllerManagedBy<'a, H: ControllerHost + ?Sized> {
     options: ControllerOptions,
     filters: Vec<Arc<dyn MetaPredicate>>,
     watches: Vec<AddWatch>,
+    /// The kinds named by `for_`/`owns`/`watches`, for the host's permissions.
+    declared: Vec<DeclaredKind>,
 }
 
 impl<H: ControllerHost + ?Sized> fmt::Debug for ControllerManagedBy<'_, H> {
@@ -94,6 +98,7 @@ impl<'a, H: ControllerHost + ?Sized> ControllerManagedBy<'a, H> {
             options: ControllerOptions::default(),
             filters: Vec::new(),
             watches: Vec::new(),
+            declared: Vec::new(),
         }
     }
 
@@ -116,6 +121,8 @@ impl<'a, H: ControllerHost + ?Sized> ControllerManagedBy<'a, H> {
             resource.kind,
         ));
         self.for_owner = Some(EnqueueRequestForOwner::new::<T>());
+        self.declared
+            .push(DeclaredKind::of::<T>(Declaration::Reconciles));
         self.watches.push(Box::new(move |w| {
             w.controller.watch(
                 Kind::<T>::new(w.cache),
@@ -155,6 +162,8 @@ impl<'a, H: ControllerHost + ?Sized> ControllerManagedBy<'a, H> {
             &mapping.gvk.kind,
             !mapping.is_namespaced(),
         ));
+        self.declared
+            .push(DeclaredKind::of_mapping(Declaration::Reconciles, mapping));
         let mapping = mapping.clone();
         self.watches.push(Box::new(move |w| {
             w.controller.watch(
@@ -179,6 +188,8 @@ impl<'a, H: ControllerHost + ?Sized> ControllerManagedBy<'a, H> {
         options: OwnsOptions<DynamicObject>,
     ) -> Self {
         self.has_owns = true;
+        self.declared
+            .push(DeclaredKind::of_mapping(Declaration::Owns, mapping));
         let mapping = mapping.clone();
         self.watches.push(Box::new(move |w| {
             let Some(owner) = w.for_owner else { return };
@@ -203,6 +214,8 @@ impl<'a, H: ControllerHost + ?Sized> ControllerManagedBy<'a, H> {
         handler: impl EventHandler<DynamicObject>,
         predicates: Vec<BoxPredicate<DynamicObject>>,
     ) -> Self {
+        self.declared
+            .push(DeclaredKind::of_mapping(Declaration::Watches, mapping));
         let mapping = mapping.clone();
         self.watches.push(Box::new(move |w| {
             w.controller.watch(
@@ -222,6 +235,7 @@ impl<'a, H: ControllerHost + ?Sized> ControllerManagedBy<'a, H> {
     /// Like [`ControllerManagedBy::owns`] with options (every owner, predicates).
     pub fn owns_with<U: Object>(mut self, options: OwnsOptions<U>) -> Self {
         self.has_owns = true;
+        self.declared.push(DeclaredKind::of::<U>(Declaration::Owns));
         self.watches.push(Box::new(move |w| {
             let Some(owner) = w.for_owner else { return };
             let handler = if options.match_every_owner {
@@ -249,6 +263,8 @@ impl<'a, H: ControllerHost + ?Sized> ControllerManagedBy<'a, H> {
         handler: impl EventHandler<K>,
         predicates: Vec<BoxPredicate<K>>,
     ) -> Self {
+        self.declared
+            .push(DeclaredKind::of::<K>(Declaration::Watches));
         self.watches.push(Box::new(move |w| {
             w.controller.watch(
                 Kind::<K>::new(w.cache),
@@ -382,7 +398,13 @@ impl<'a, H: ControllerHost + ?Sized> ControllerManagedBy<'a, H> {
         }
         self.host
             .add(Arc::new(controller.clone()))
-            .map_err(|source| BuildError::Add { name, source })?;
+            .map_err(|source| BuildError::Add {
+                name: name.clone(),
+                source,
+            })?;
+        if let Some(names) = &names {
+            names.declare(&name, self.declared);
+        }
         Ok(controller)
     }
 }

@@ -14,12 +14,18 @@ use super::Error;
 /// one manager need distinct names (their metrics and logs are told apart by name) while
 /// one manager per test, several tests at once, builds the same controllers in each. A name
 /// is given back when its controller is dropped.
+/// It also keeps what each controller's builder declared (`for_`, `owns`, `watches`:
+/// [`declared_kinds`](ControllerNames::declared_kinds)), from which the manager derives the
+/// API permissions its controllers need.
 #[derive(Clone, Default)]
-pub struct ControllerNames(Arc<Mutex<HashSet<String>>>);
+pub struct ControllerNames {
+    names: Arc<Mutex<HashSet<String>>>,
+    pub(crate) declared: Arc<Mutex<Vec<crate::builder::DeclaredKind>>>,
+}
 
 impl fmt::Debug for ControllerNames {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_set().entries(self.0.lock().iter()).finish()
+        f.debug_set().entries(self.names.lock().iter()).finish()
     }
 }
 
@@ -31,7 +37,7 @@ impl ControllerNames {
 
     /// Whether a live controller in this scope has `name`.
     pub fn contains(&self, name: &str) -> bool {
-        self.0.lock().contains(name)
+        self.names.lock().contains(name)
     }
 
     /// The scope of controllers built outside any manager ([`super::Controller::new`]).
@@ -50,7 +56,7 @@ pub(crate) struct NameClaim {
 impl Drop for NameClaim {
     fn drop(&mut self) {
         if let Some(scope) = &self.scope {
-            scope.0.lock().remove(&self.name);
+            scope.names.lock().remove(&self.name);
         }
     }
 }
@@ -76,7 +82,7 @@ pub(crate) fn claim(
             name: name.to_owned(),
         });
     }
-    if !scope.0.lock().insert(name.to_owned()) {
+    if !scope.names.lock().insert(name.to_owned()) {
         return Err(Error::DuplicateName {
             name: name.to_owned(),
         });

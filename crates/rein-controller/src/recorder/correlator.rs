@@ -14,6 +14,7 @@ use kube_client::Api;
 use kube_client::api::{Patch, PatchParams, PostParams};
 use tokio::sync::mpsc;
 use tokio::time::Instant;
+use tokio_util::sync::CancellationToken;
 
 use super::{
     CONTROLLER_ANNOTATION, EventType, EventsApi, RECONCILE_ID_ANNOTATION, RecorderOptions,
@@ -129,7 +130,20 @@ impl Correlator {
         }
     }
 
-    pub(super) async fn run(mut self, mut rx: mpsc::Receiver<Pending>) {
+    /// Writes what arrives until every sender is gone or `stop` fires; after `stop`, takes
+    /// no new event and writes the ones already queued, then ends.
+    pub(super) async fn run(mut self, mut rx: mpsc::Receiver<Pending>, stop: CancellationToken) {
+        loop {
+            tokio::select! {
+                biased;
+                pending = rx.recv() => match pending {
+                    Some(pending) => self.record(pending).await,
+                    None => return,
+                },
+                () = stop.cancelled() => break,
+            }
+        }
+        rx.close();
         while let Some(pending) = rx.recv().await {
             self.record(pending).await;
         }

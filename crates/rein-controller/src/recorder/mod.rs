@@ -17,6 +17,11 @@
 //! (events.k8s.io/v1) of the existing Event with a merge patch instead of creating a new one.
 //! (client-go's events library writes a series' count only every 30 minutes; rein writes each
 //! repeat that passes the rate limit, so the count is current.)
+//!
+//! A [`RecorderProvider`] (controller-runtime's recorder provider, which the manager holds)
+//! makes recorders that share one shutdown: [`RecorderProvider::stop`] writes what every
+//! recorder still holds, then ends their writers, so a program that stops its manager loses no
+//! Event (such as leader election's "stopped leading") to the runtime ending under it.
 
 mod correlator;
 
@@ -27,6 +32,9 @@ use std::time::Duration;
 use k8s_openapi::api::core::v1::ObjectReference;
 use kube_client::Resource;
 use tokio::sync::mpsc;
+use tokio::time::Instant;
+use tokio_util::sync::CancellationToken;
+use tokio_util::task::TaskTracker;
 
 use correlator::{Correlator, Pending};
 
@@ -124,10 +132,28 @@ impl EventRecorder {
         component: impl Into<String>,
         options: RecorderOptions,
     ) -> Self {
-        let component: Arc<str> = Arc::from(component.into());
+        Self::spawn(client, component.into(), options, None)
+    }
+
+    /// A recorder whose writer also ends, after writing what it holds, when `stop` fires;
+    /// `tracker` tracks the writer.
+    fn spawn(
+        client: kube_client::Client,
+        component: String,
+        options: RecorderOptions,
+        shutdown: Option<(&CancellationToken, &TaskTracker)>,
+    ) -> Self {
+        let component: Arc<str> = Arc::from(component);
         let (tx, rx) = mpsc::channel(options.buffer.max(1));
         let correlator = Correlator::new(client, component.clone(), options);
-        tokio::spawn(correlator.run(rx));
+        match shutdown {
+            Some((stop, tracker)) => {
+                tracker.spawn(correlator.run(rx, stop.clone()));
+            }
+            None => {
+                tokio::spawn(correlator.run(rx, CancellationToken::new()));
+            }
+        }
         EventRecorder { tx, component }
     }
 
@@ -201,5 +227,98 @@ impl EventRecorder {
     /// Records a Warning event.
     pub fn warning<K: Resource<DynamicType = ()>>(&self, obj: &K, reason: &str, message: &str) {
         self.event(obj, EventType::Warning, reason, message);
+    }
+}
+
+/// Makes [`EventRecorder`]s that share a client and one shutdown (controller-runtime's
+/// recorder `Provider`, which its manager stops last): [`stop`](Self::stop) has every
+/// recorder it made write the events it still holds, then end. Cheap to clone.
+///
+/// ```no_run
+/// # async fn demo(client: kube_client::Client, pod: k8s_openapi::api::core::v1::Pod) {
+/// use rein_controller::recorder::{RecorderOptions, RecorderProvider};
+///
+/// let provider = RecorderProvider::new(client);
+/// let recorder = provider.recorder("my-controller", RecorderOptions::default());
+/// recorder.normal(&pod, "Started", "the pod was seen");
+/// // Before the program ends: the event above is written (or the deadline passes).
+/// let flushed = provider.stop(Some(tokio::time::Instant::now() + std::time::Duration::from_secs(5))).await;
+/// assert!(flushed);
+/// # }
+/// ```
+#[derive(Clone)]
+pub struct RecorderProvider {
+    client: kube_client::Client,
+    stop: CancellationToken,
+    writers: TaskTracker,
+    made: Arc<std::sync::atomic::AtomicBool>,
+}
+
+impl fmt::Debug for RecorderProvider {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("RecorderProvider")
+            .field("stopped", &self.stop.is_cancelled())
+            .field("writers", &self.writers.len())
+            .finish_non_exhaustive()
+    }
+}
+
+impl RecorderProvider {
+    /// A provider whose recorders write with `client`.
+    pub fn new(client: kube_client::Client) -> Self {
+        RecorderProvider {
+            client,
+            stop: CancellationToken::new(),
+            writers: TaskTracker::new(),
+            made: Arc::default(),
+        }
+    }
+
+    /// Whether this provider has made a recorder (so the program writes Events).
+    pub fn has_made_recorders(&self) -> bool {
+        self.made.load(std::sync::atomic::Ordering::SeqCst)
+    }
+
+    /// A recorder writing as `component` (controller-runtime `GetEventRecorderFor`); spawns
+    /// its writer task (call inside a tokio runtime). Made after [`stop`](Self::stop), its
+    /// writer ends at once and its events are dropped with a log line.
+    pub fn recorder(
+        &self,
+        component: impl Into<String>,
+        options: RecorderOptions,
+    ) -> EventRecorder {
+        self.made.store(true, std::sync::atomic::Ordering::SeqCst);
+        if self.stop.is_cancelled() {
+            // No writer: every event is refused at `try_send`, and says so.
+            let (tx, _) = mpsc::channel(1);
+            return EventRecorder {
+                tx,
+                component: Arc::from(component.into()),
+            };
+        }
+        EventRecorder::spawn(
+            self.client.clone(),
+            component.into(),
+            options,
+            Some((&self.stop, &self.writers)),
+        )
+    }
+
+    /// Stops every recorder made by this provider: each writes the events it already holds,
+    /// then ends; events recorded after this are dropped with a log line. Waits for the
+    /// writers until `deadline` (`None`: as long as they take) and answers whether they all
+    /// finished in time. Calling it again waits again.
+    pub async fn stop(&self, deadline: Option<Instant>) -> bool {
+        self.stop.cancel();
+        self.writers.close();
+        match deadline {
+            Some(deadline) => tokio::time::timeout_at(deadline, self.writers.wait())
+                .await
+                .is_ok(),
+            None => {
+                self.writers.wait().await;
+                true
+            }
+        }
     }
 }

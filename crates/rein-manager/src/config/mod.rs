@@ -40,6 +40,21 @@ pub async fn get_config_or_exit() -> Config {
     }
 }
 
+/// A config for a server that is never there (`https://127.0.0.1:9`, the discard port):
+/// for a manager built only to be asked what it declares — its
+/// [`permissions`](crate::Manager::permissions), for manifests — and never started, so that
+/// printing manifests needs no cluster. Building a manager sends no request; any request a
+/// client made with it would fail to connect.
+pub fn unreachable() -> Config {
+    let mut config = Config::new(
+        "https://127.0.0.1:9"
+            .parse()
+            .expect("a constant, valid URL"),
+    );
+    config.connect_timeout = Some(std::time::Duration::from_secs(1));
+    config
+}
+
 /// Finds a client config from explicitly given sources.
 pub async fn load(sources: &ConfigSources) -> Result<Config, Error> {
     let options = KubeConfigOptions {

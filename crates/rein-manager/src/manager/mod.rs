@@ -18,7 +18,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use parking_lot::Mutex;
 use rein_client::Client;
 use rein_client::cache::Cache;
-use rein_controller::recorder::{EventRecorder, RecorderOptions};
+use rein_controller::recorder::{EventRecorder, RecorderOptions, RecorderProvider};
 use rein_controller::{BoxError, BoxReconciler, box_reconciler};
 use rein_controller::{ControllerHost, Reconciler, Runnable};
 use rein_scheme::{GroupVersionKind, Scheme};
@@ -64,6 +64,8 @@ struct Inner {
     controller_names: rein_controller::ControllerNames,
     /// The probe and metrics servers, bound by `build`, taken by `start`.
     bound_servers: Mutex<Vec<Arc<dyn Runnable>>>,
+    /// Makes every recorder the manager hands out; stopped (flushed) last when it stops.
+    recorders: RecorderProvider,
 }
 
 /// Where the servers listen, known once they are bound.
@@ -150,8 +152,13 @@ impl Manager {
     /// An event recorder writing Events as `name` (controller-runtime `GetEventRecorderFor`):
     /// events.k8s.io/v1 when the server serves it, else core/v1. Recording never blocks;
     /// repeats are aggregated and rate limited; events recorded inside a reconcile carry its id.
+    /// When the manager stops, after its runnables and leader election, every recorder it
+    /// made writes what it still holds (within the graceful-shutdown timeout) before `start`
+    /// returns; events recorded after that are dropped with a log line.
     pub fn event_recorder(&self, name: impl Into<String>) -> EventRecorder {
-        EventRecorder::new(self.kube_client(), name, RecorderOptions::default())
+        self.inner
+            .recorders
+            .recorder(name, RecorderOptions::default())
     }
 
     /// The options the manager was built with.
@@ -208,6 +215,34 @@ impl Manager {
     /// and serves once the manager starts.
     pub fn webhook_server(&self) -> Option<Arc<WebhookServer>> {
         self.inner.webhook.clone()
+    }
+
+    /// The API permissions this manager needs, derived from what its setup declared so far
+    /// (see [`rbac`](crate::rbac) for what each declaration needs): the kinds its
+    /// controllers reconcile, own and watch, Events if it made a recorder, leader election
+    /// and shard Leases in their namespace, and the reviews of secure metrics serving. Call it
+    /// after the controllers are set up; a manager built only to ask it need never start
+    /// (see [`config::unreachable`](crate::config::unreachable)). Add what reconcilers read
+    /// or write beyond their declared kinds with [`Permissions::allow`](crate::rbac::Permissions::allow).
+    pub fn permissions(&self) -> crate::rbac::Permissions {
+        let mut permissions = crate::rbac::Permissions::default();
+        for kind in self.inner.controller_names.declared_kinds() {
+            permissions.declared(&kind);
+        }
+        if self.inner.recorders.has_made_recorders() {
+            permissions.records_events();
+        }
+        let options = &self.inner.options;
+        if let Some(election) = &options.leader_election {
+            permissions.elects_leader(election.namespace.as_deref());
+        }
+        if let Some(sharding) = &options.sharding {
+            permissions.shards(sharding.namespace.as_deref());
+        }
+        if options.metrics.as_ref().is_some_and(|m| m.secure.is_some()) {
+            permissions.reviews_scrapers();
+        }
+        permissions
     }
 
     /// The health-probe server's address (bound by `build`, so known before `start`).
@@ -407,6 +442,7 @@ impl ManagerBuilder {
             .cache(cache.clone())
             .options(options.client.clone())
             .build();
+        let recorders = RecorderProvider::new(kube.clone());
         let manager = Manager {
             inner: Arc::new(Inner {
                 config,
@@ -429,6 +465,7 @@ impl ManagerBuilder {
                 sharding,
                 controller_names: rein_controller::ControllerNames::new(),
                 bound_servers: Mutex::new(Vec::new()),
+                recorders,
             }),
         };
         manager.bind_servers().await?;

@@ -1,13 +1,13 @@
 //! `Manager::start`: the start order, the leader-election hand-off and the stop procedure.
 
 use std::sync::Arc;
-use std::sync::atomic::Ordering;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use k8s_openapi::api::coordination::v1::Lease;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use rein_controller::Runnable;
-use rein_controller::recorder::{EventRecorder, EventsApi, RecorderOptions};
+use rein_controller::recorder::{EventsApi, RecorderOptions};
 use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
 use tokio::time::Instant;
@@ -230,8 +230,7 @@ impl Manager {
         // client-go's lock events: Normal/LeaderElection "<identity> became leader" and
         // "<identity> stopped leading", regarding the Lease, written as core/v1 Events as
         // client-go's resource lock does (the identity need not be a valid reportingController).
-        let recorder = EventRecorder::new(
-            self.kube_client(),
+        let recorder = self.inner.recorders.recorder(
             identity.clone(),
             RecorderOptions {
                 api: EventsApi::Core,
@@ -254,30 +253,37 @@ impl Manager {
         }
         let started = events.clone();
         let (started_name, stopped_name) = (config.name.clone(), config.name.clone());
+        // "stopped leading" is recorded as the elector ends, as client-go's renew loop does
+        // once it gives up, and only after "became leader": the stop procedure awaits the
+        // elector before it flushes the recorders, so the event is written before `start`
+        // returns.
+        let led = Arc::new(AtomicBool::new(false));
+        let (stopped_recorder, stopped_lease, stopped_identity, stopped_led) = (
+            recorder.clone(),
+            lease.clone(),
+            identity.clone(),
+            led.clone(),
+        );
         let callbacks = LeaderCallbacks::new(
             move |token: CancellationToken| {
                 leader_metrics::set_leading(&started_name, true);
+                led.store(true, Ordering::SeqCst);
                 recorder.normal(
                     &lease,
                     "LeaderElection",
                     &format!("{identity} became leader"),
                 );
-                let (name, watched) = (started_name.clone(), token.clone());
-                let (recorder, lease, identity) =
-                    (recorder.clone(), lease.clone(), identity.clone());
-                tokio::spawn(async move {
-                    watched.cancelled().await;
-                    leader_metrics::set_leading(&name, false);
-                    recorder.normal(
-                        &lease,
-                        "LeaderElection",
-                        &format!("{identity} stopped leading"),
-                    );
-                });
                 let _ = started.send(LeaderEvent::Started(token));
             },
             move || {
                 leader_metrics::set_leading(&stopped_name, false);
+                if stopped_led.swap(false, Ordering::SeqCst) {
+                    stopped_recorder.normal(
+                        &stopped_lease,
+                        "LeaderElection",
+                        &format!("{stopped_identity} stopped leading"),
+                    );
+                }
                 let _ = events.send(LeaderEvent::Stopped);
             },
         );
@@ -322,6 +328,12 @@ impl Manager {
         {
             token.cancel();
             let _ = task.await;
+        }
+        // Last, as controller-runtime stops its recorder provider: the events recorded on the
+        // way down (a reconcile's last, "stopped leading") are written while the client
+        // still runs, not lost when the program's runtime ends.
+        if !self.inner.recorders.stop(deadline).await {
+            outcome = Stopped::TimedOut;
         }
         match (outcome, timeout) {
             (Stopped::TimedOut, Some(t)) if !t.is_zero() => Err(Error::GracePeriodExceeded(t)),

@@ -12,4 +12,5 @@ mod metrics;
 mod prop_config;
 mod prop_kubeconfig;
 mod prop_probes;
+mod rbac;
 mod secure_metrics;

@@ -335,6 +335,99 @@ async fn two_managers_one_leader_and_a_takeover() {
     task_b.await.unwrap().unwrap();
 }
 
+/// The messages of the Events in `default` with `reason`.
+async fn event_messages(env: &TestEnv, reason: &str) -> Vec<String> {
+    Api::<Event>::namespaced(env.client(), "default")
+        .list(&Default::default())
+        .await
+        .unwrap()
+        .items
+        .into_iter()
+        .filter(|e| e.reason.as_deref() == Some(reason))
+        .filter_map(|e| e.message)
+        .collect()
+}
+
+/// A program's `main`: a manager on a runtime of its own, which ends (dropping every task
+/// still running on it) as soon as `start` returns.
+fn run_to_exit(config: kube_client::Config, subject: Pod) {
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    runtime.block_on(async move {
+        let mgr = Manager::builder(config)
+            .options(elected_options("solo"))
+            .build()
+            .await
+            .unwrap();
+        let recorder = mgr.event_recorder("stopping-test");
+        let leading = Arc::new(AtomicBool::new(false));
+        mgr.add(Arc::new(RunnableFn::new({
+            let leading = leading.clone();
+            move |stop: CancellationToken| {
+                let (recorder, subject, leading) =
+                    (recorder.clone(), subject.clone(), leading.clone());
+                async move {
+                    leading.store(true, Ordering::SeqCst);
+                    stop.cancelled().await;
+                    // A leader-only runnable's last word, as a reconcile's last Event would be.
+                    recorder.normal(&subject, "Stopping", "the runnable was told to stop");
+                    Ok::<(), BoxError>(())
+                }
+            }
+        })))
+        .unwrap();
+        let (stop, task) = spawn_start(&mgr);
+        wait_for("the manager to lead", || leading.load(Ordering::SeqCst)).await;
+        stop.cancel();
+        task.await.unwrap().unwrap();
+        // A recorder of a stopped manager drops what it is given, with a log line, at once.
+        mgr.event_recorder("late")
+            .normal(&subject_pod(), "Late", "after the stop");
+    });
+    drop(runtime);
+}
+
+fn subject_pod() -> Pod {
+    pod("subject")
+}
+
+#[test]
+fn events_recorded_while_stopping_are_written_before_start_returns() {
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let env = runtime.block_on(TestEnv::start()).unwrap();
+    let created = runtime
+        .block_on(
+            Api::<Pod>::namespaced(env.client(), "default")
+                .create(&PostParams::default(), &subject_pod()),
+        )
+        .unwrap();
+    let config = env.config();
+    std::thread::spawn(move || run_to_exit(config, created))
+        .join()
+        .unwrap();
+
+    // The program's runtime is gone; what was not written by now never will be. The manager
+    // wrote its Events on the way down (controller-runtime stops its recorder provider last),
+    // including leader election's "stopped leading", recorded as the elector ended.
+    runtime.block_on(async {
+        assert_eq!(
+            event_messages(&env, "Stopping").await,
+            ["the runnable was told to stop"]
+        );
+        let leader = event_messages(&env, "LeaderElection").await;
+        for message in ["solo became leader", "solo stopped leading"] {
+            assert!(
+                leader.iter().any(|m| m == message),
+                "{message:?} not in {leader:?}"
+            );
+        }
+        assert!(event_messages(&env, "Late").await.is_empty());
+        env.shutdown().await;
+    });
+}
+
 #[tokio::test]
 async fn a_manager_cut_off_from_the_server_stops_leading_before_its_lease_expires() {
     let env = TestEnv::start().await.unwrap();

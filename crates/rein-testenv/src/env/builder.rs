@@ -51,6 +51,7 @@ pub struct TestEnvBuilder {
     plugins: crate::plugins::Plugins,
     kubelet: crate::Kubelet,
     request_log_capacity: usize,
+    request_log_export: Option<std::path::PathBuf>,
     timeouts: server::Timeouts,
 }
 
@@ -71,6 +72,7 @@ impl Default for TestEnvBuilder {
             enforce_rbac: false,
             plugins: crate::plugins::Plugins::all(),
             request_log_capacity: crate::requests::DEFAULT_REQUEST_LOG_CAPACITY,
+            request_log_export: crate::request_export::path_from_env(),
             kubelet: crate::Kubelet::Absent,
             timeouts: server::Timeouts::default(),
         }
@@ -149,6 +151,18 @@ impl TestEnvBuilder {
     /// 0 keeps none.
     pub fn request_log_capacity(mut self, capacity: usize) -> TestEnvBuilder {
         self.request_log_capacity = capacity;
+        self
+    }
+
+    /// Appends every authenticated resource request, as one JSON line (user, groups, verb,
+    /// group, version, resource, subresource, namespace, name), to the file at `path`
+    /// (`None`: export nothing). The default is the file the `REIN_TESTENV_REQUEST_LOG`
+    /// environment variable names ([`REQUEST_LOG_ENV`](crate::REQUEST_LOG_ENV)), so a whole
+    /// test suite's requests can be collected from outside it (`cargo rein rbac --from-tests`).
+    /// [`start`](TestEnvBuilder::start) fails with [`Error::RequestLogExport`] when the file
+    /// cannot be opened.
+    pub fn request_log_export(mut self, path: Option<std::path::PathBuf>) -> TestEnvBuilder {
+        self.request_log_export = path;
         self
     }
 
@@ -365,11 +379,17 @@ impl TestEnvBuilder {
             root_ca_pem,
             self.kubelet,
         )));
+        let request_export = self
+            .request_log_export
+            .as_deref()
+            .map(crate::request_export::RequestExport::open)
+            .transpose()?;
         let state = Arc::new(State {
             catalogue: Catalogue::new(),
             store: store.clone(),
             faults: Faults::new(store),
             log: Mutex::new(crate::requests::RequestLog::new(self.request_log_capacity)),
+            request_export,
             in_flight: crate::requests::InFlight::default(),
             auth,
             enforce_rbac: self.enforce_rbac,

@@ -103,6 +103,9 @@ async fn answer(state: &Arc<State>, mut req: Request<Incoming>, path: &str) -> R
             Err(e) => return body::error(&e),
         }
     };
+    if !public && let Some(export) = &state.request_export {
+        export.record(&user, req.method(), path, req.uri().query());
+    }
     req.extensions_mut().insert(user.clone());
     if let Some(fault) = state.faults.inner.take(path) {
         if fault.panic {

@@ -46,6 +46,8 @@ pub(crate) struct State {
     pub(crate) store: Arc<Store>,
     pub(crate) faults: Faults,
     pub(crate) log: Mutex<crate::requests::RequestLog>,
+    /// The file each authenticated resource request is appended to, if any.
+    pub(crate) request_export: Option<crate::request_export::RequestExport>,
     /// Requests received and not answered yet.
     pub(crate) in_flight: crate::requests::InFlight,
     /// Credentials: the admin token, users, the service-account token key, the client CA.

@@ -27,6 +27,7 @@ mod finalize_approval;
 mod future_rv;
 mod hostile;
 mod http_support;
+mod kube_runtime_controller;
 mod kubectl;
 mod kubectl_auth;
 mod kubectl_crd;
