@@ -1,9 +1,10 @@
-//! Smoke runs of every example: each example file declares its quick-mode arguments and the
-//! output it must print, in header lines the suite reads:
+//! Smoke runs of every example: each example file declares its quick-mode arguments, the
+//! output it must print and (optionally) text it must not, in header lines the suite reads:
 //!
 //! ```text
 //! // smoke-args: --quick
 //! // smoke-expect: processed 3 items
+//! // smoke-forbid: writing the event failed
 //! // smoke-timeout: 60
 //! ```
 
@@ -30,6 +31,9 @@ pub(crate) struct SmokeSpec {
     pub(crate) name: String,
     pub(crate) args: Vec<String>,
     pub(crate) expect: Vec<String>,
+    /// Text the output must not contain (`// smoke-forbid:`), e.g. a warning a clean run
+    /// never prints.
+    pub(crate) forbid: Vec<String>,
     pub(crate) timeout: Duration,
 }
 
@@ -52,6 +56,7 @@ pub(crate) fn parse_spec(name: &str, source: &str) -> SmokeSpec {
         name: name.to_owned(),
         args: Vec::new(),
         expect: Vec::new(),
+        forbid: Vec::new(),
         timeout: Duration::from_secs(120),
     };
     for line in source.lines() {
@@ -60,6 +65,8 @@ pub(crate) fn parse_spec(name: &str, source: &str) -> SmokeSpec {
             spec.args.extend(v.split_whitespace().map(str::to_owned));
         } else if let Some(v) = line.strip_prefix("// smoke-expect:") {
             spec.expect.push(v.trim().to_owned());
+        } else if let Some(v) = line.strip_prefix("// smoke-forbid:") {
+            spec.forbid.push(v.trim().to_owned());
         } else if let Some(v) = line.strip_prefix("// smoke-timeout:")
             && let Ok(secs) = v.trim().parse()
         {
@@ -218,6 +225,13 @@ fn run_one(exe: &Path, spec: &SmokeSpec) -> anyhow::Result<f64> {
             tail(&all)
         );
     }
+    for unwanted in &spec.forbid {
+        anyhow::ensure!(
+            !all.contains(unwanted.as_str()),
+            "output contains {unwanted:?}; last output:\n{}",
+            tail(&all)
+        );
+    }
     Ok(start.elapsed().as_secs_f64())
 }
 
@@ -227,10 +241,11 @@ mod tests {
 
     #[test]
     fn reads_header_lines() {
-        let src = "//! x\n// smoke-args: --quick --n 3\n// smoke-expect: done\n// smoke-expect: a b\n// smoke-timeout: 9\nfn main() {}\n";
+        let src = "//! x\n// smoke-args: --quick --n 3\n// smoke-expect: done\n// smoke-expect: a b\n// smoke-forbid: WARN x\n// smoke-timeout: 9\nfn main() {}\n";
         let spec = parse_spec("x", src);
         assert_eq!(spec.args, ["--quick", "--n", "3"]);
         assert_eq!(spec.expect, ["done", "a b"]);
+        assert_eq!(spec.forbid, ["WARN x"]);
         assert_eq!(spec.timeout, Duration::from_secs(9));
     }
 

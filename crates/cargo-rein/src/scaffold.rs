@@ -288,4 +288,60 @@ mod tests {
         ));
         std::fs::remove_dir_all(&dir).unwrap();
     }
+
+    /// The dependency names of the `[dependencies]` and `[dev-dependencies]` tables of a
+    /// Cargo.toml text, in order.
+    fn dependency_names(toml: &str) -> (Vec<String>, Vec<String>) {
+        let (mut normal, mut dev) = (Vec::new(), Vec::new());
+        let mut table = "";
+        for line in toml.lines().map(str::trim) {
+            if line.starts_with('[') {
+                table = match line {
+                    "[dependencies]" => "normal",
+                    "[dev-dependencies]" => "dev",
+                    _ => "",
+                };
+            } else if let Some((name, _)) = line.split_once('=')
+                && !line.starts_with('#')
+            {
+                let name = name.trim().to_owned();
+                match table {
+                    "normal" => normal.push(name),
+                    "dev" => dev.push(name),
+                    _ => {}
+                }
+            }
+        }
+        (normal, dev)
+    }
+
+    /// The dependency list `rein`'s crate docs give an operator is the one `cargo rein new`
+    /// writes, which the end-to-end test builds and tests: the docs cannot drift from a
+    /// Cargo.toml that works.
+    #[test]
+    fn the_dependency_list_rein_documents_is_the_one_the_scaffold_builds() {
+        let docs = std::fs::read_to_string(
+            Path::new(env!("CARGO_MANIFEST_DIR")).join("../rein/src/lib.rs"),
+        )
+        .unwrap();
+        let block: String = docs
+            .lines()
+            .filter_map(|l| l.strip_prefix("//!"))
+            .map(str::trim_start)
+            .skip_while(|l| *l != "```toml")
+            .skip(1)
+            .take_while(|l| *l != "```")
+            .map(|l| format!("{l}\n"))
+            .collect();
+        let template = Vars::new("op", None).render(include_str!("../templates/Cargo.toml.tmpl"));
+        let (doc_normal, doc_dev) = dependency_names(&block);
+        let (normal, dev) = dependency_names(&template);
+        // tracing and tracing-subscriber are the scaffold's choice of logging, not rein's need.
+        let needed: Vec<String> = normal
+            .into_iter()
+            .filter(|n| !n.starts_with("tracing"))
+            .collect();
+        assert_eq!(doc_normal, needed, "rein's docs list:\n{block}");
+        assert_eq!(doc_dev, dev);
+    }
 }

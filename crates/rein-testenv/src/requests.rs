@@ -30,13 +30,24 @@ impl RequestRecord {
     }
 }
 
-/// The request log: the latest requests answered, at most `capacity` of them, each path and
-/// query cut to [`MAX_LOGGED_TEXT`] bytes, so a flood of requests (refused or not, with huge
-/// query strings or not) holds a bounded amount of memory.
+/// The request log: the latest requests answered, at most `capacity` of them and at most
+/// [`MAX_LOGGED_BYTES`] of their paths and queries, each path and query cut to
+/// [`MAX_LOGGED_TEXT`] bytes, so a flood of requests (refused or not, with huge query strings
+/// or not) holds a bounded amount of memory.
 #[derive(Debug)]
 pub(crate) struct RequestLog {
     records: std::collections::VecDeque<RequestRecord>,
     capacity: usize,
+    /// The bytes of the kept records' paths and queries.
+    bytes: usize,
+}
+
+/// The most bytes of paths and queries the log keeps in all (16 MiB): 50,000 ordinary
+/// requests fit, 4,000 with the longest path and query do.
+pub(crate) const MAX_LOGGED_BYTES: usize = 16 << 20;
+
+fn text_bytes(record: &RequestRecord) -> usize {
+    record.method.len() + record.path.len() + record.query.as_ref().map_or(0, String::len)
 }
 
 /// The most bytes of a request's path, and of its query, the log keeps.
@@ -50,6 +61,7 @@ impl RequestLog {
         RequestLog {
             records: std::collections::VecDeque::new(),
             capacity,
+            bytes: 0,
         }
     }
 
@@ -62,9 +74,14 @@ impl RequestLog {
         if let Some(query) = &mut record.query {
             cut(query);
         }
-        if self.records.len() == self.capacity {
-            self.records.pop_front();
+        let bytes = text_bytes(&record);
+        while self.records.len() >= self.capacity || self.bytes + bytes > MAX_LOGGED_BYTES {
+            let Some(oldest) = self.records.pop_front() else {
+                break;
+            };
+            self.bytes -= text_bytes(&oldest);
         }
+        self.bytes += bytes;
         self.records.push_back(record);
     }
 
@@ -73,6 +90,7 @@ impl RequestLog {
     }
 
     pub(crate) fn clear(&mut self) {
+        self.bytes = 0;
         self.records.clear();
     }
 }
@@ -203,5 +221,45 @@ impl Tracked<'_> {
 impl Drop for Tracked<'_> {
     fn drop(&mut self) {
         self.set.entries.lock().remove(&self.id);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn record(text: usize) -> RequestRecord {
+        RequestRecord {
+            method: "GET".to_owned(),
+            path: format!("/api/v1/{}", "p".repeat(text)),
+            query: Some("q".repeat(text)),
+            status: 401,
+        }
+    }
+
+    #[test]
+    fn the_log_holds_at_most_its_count_and_its_bytes() {
+        // At the default capacity, a flood of the longest requests is held by the byte budget.
+        let mut log = RequestLog::new(DEFAULT_REQUEST_LOG_CAPACITY);
+        for _ in 0..DEFAULT_REQUEST_LOG_CAPACITY {
+            log.push(record(60_000));
+        }
+        let kept = log.snapshot();
+        let bytes: usize = kept.iter().map(text_bytes).sum();
+        assert!(bytes <= MAX_LOGGED_BYTES, "{bytes} bytes kept");
+        assert_eq!(bytes, log.bytes);
+        assert!(
+            kept.len() > 3_000 && kept.len() < 5_000,
+            "{} kept",
+            kept.len()
+        );
+        // Ordinary requests are held by the count.
+        let mut log = RequestLog::new(100);
+        for _ in 0..300 {
+            log.push(record(10));
+        }
+        assert_eq!(log.snapshot().len(), 100);
+        log.clear();
+        assert_eq!((log.snapshot().len(), log.bytes), (0, 0));
     }
 }

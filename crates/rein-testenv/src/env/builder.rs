@@ -146,8 +146,9 @@ impl TestEnvBuilder {
         self
     }
 
-    /// How many answered requests [`TestEnv::requests`] keeps (default 50,000): the oldest
-    /// are forgotten beyond it, so a long run or a flood of requests holds bounded memory.
+    /// How many answered requests [`TestEnv::requests`] keeps (default 50,000; and never
+    /// more than 16 MiB of their paths and queries, each cut to 2 KiB): the oldest are
+    /// forgotten beyond it, so a long run or a flood of requests holds bounded memory.
     /// 0 keeps none.
     pub fn request_log_capacity(mut self, capacity: usize) -> TestEnvBuilder {
         self.request_log_capacity = capacity;

@@ -233,3 +233,36 @@ fn an_explicit_zero_replicas_is_kept_but_zero_non_pointers_are_dropped() {
     let obj = decode_body(&envelope("apps/v1", "Deployment", deployment)).unwrap();
     assert_eq!(obj["spec"], json!({"replicas": 0}));
 }
+
+/// A CRD whose schema nests `levels` deep through `allOf` (JSONSchemaProps is recursive, so
+/// only the decoder's depth guard bounds how deep a hostile body goes).
+fn crd_nested(levels: usize) -> Vec<u8> {
+    let mut schema = Msg::default().str(5, "object");
+    for _ in 0..levels {
+        schema = Msg::default().msg(25, schema);
+    }
+    let version = Msg::default()
+        .str(1, "v1")
+        .int(2, 1)
+        .msg(4, Msg::default().msg(1, schema));
+    let spec = Msg::default().str(1, "example.com").msg(7, version);
+    let crd = Msg::default()
+        .msg(1, meta("things.example.com"))
+        .msg(2, spec);
+    envelope("apiextensions.k8s.io/v1", "CustomResourceDefinition", crd)
+}
+
+#[test]
+fn hostile_nesting_is_refused_at_the_depth_guard_not_by_the_stack() {
+    let shallow = decode_body(&crd_nested(40)).expect("40 levels decode");
+    let mut schema = &shallow["spec"]["versions"][0]["schema"]["openAPIV3Schema"];
+    for _ in 0..40 {
+        schema = &schema["allOf"][0];
+    }
+    assert!(schema.is_object(), "the innermost schema is kept: {schema}");
+    // Far past the guard (64 levels): an error, never a stack overflow.
+    assert!(matches!(
+        decode_body(&crd_nested(1_000)),
+        Err(ProtoError::TooDeep)
+    ));
+}

@@ -74,6 +74,43 @@ async fn deep_yaml_is_refused_at_once() {
     alive_and_intact(&env, &kept).await;
 }
 
+/// Two such bodies at once held both of the server's runtime workers, and `/readyz` took
+/// 37 s. Now eight at once are refused, and `/readyz` answers while they are sent, each within
+/// a deadline far below the old cost (a bound on liveness, not a speed measurement).
+#[tokio::test]
+async fn deep_yaml_sent_at_once_leaves_the_server_answering() {
+    let (env, kept) = with_data().await;
+    let n = 100_000;
+    let body = format!("{}x{}", "{a: ".repeat(n), "}".repeat(n)).into_bytes();
+    let deadline = std::time::Duration::from_secs(10);
+    let mut requests = tokio::task::JoinSet::new();
+    for _ in 0..8 {
+        let (client, body) = (env.client(), body.clone());
+        requests.spawn(async move {
+            send(
+                &client,
+                "POST",
+                CMS,
+                &[("content-type", "application/yaml")],
+                body,
+            )
+            .await
+        });
+    }
+    let ready = tokio::time::timeout(
+        deadline,
+        send(&env.client(), "GET", "/readyz", &[], Vec::new()),
+    )
+    .await
+    .expect("/readyz answers while deep bodies are being refused");
+    assert_eq!(ready.code, 200, "{}", ready.text());
+    let answers = tokio::time::timeout(deadline, requests.join_all())
+        .await
+        .expect("every deep body is refused within the deadline");
+    assert!(answers.iter().all(|a| a.code == 400));
+    alive_and_intact(&env, &kept).await;
+}
+
 /// kube-apiserver takes at most 10,000 operations in one JSON patch: 413.
 #[tokio::test]
 async fn json_patch_over_ten_thousand_operations_is_413() {
