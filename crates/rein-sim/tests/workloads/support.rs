@@ -28,6 +28,12 @@ pub(crate) struct Sim {
 impl Sim {
     /// Starts rein-testenv and a simulated cluster of three nodes on it.
     pub(crate) async fn start() -> Sim {
+        Sim::start_with(|_| {}).await
+    }
+
+    /// Like [`Sim::start`], with the configuration changed by `configure` first (say, a node
+    /// tainted from its creation, so no controller can have seen it untainted).
+    pub(crate) async fn start_with(configure: impl FnOnce(&mut SimConfig)) -> Sim {
         let _ = tracing_subscriber::fmt()
             .with_env_filter(tracing_subscriber::EnvFilter::from_default_env())
             .with_test_writer()
@@ -40,6 +46,7 @@ impl Sim {
         config.kubelet.crash_after = Duration::from_millis(200);
         config.kubelet.restart_backoff = Duration::from_millis(300);
         config.kubelet.max_restart_backoff = Duration::from_secs(1);
+        configure(&mut config);
         let cluster = SimCluster::start(env.config(), config)
             .await
             .expect("the simulated cluster starts");
