@@ -159,7 +159,14 @@ async fn a_kube_runtime_controller_reconciles_against_the_embedded_server() {
             && secrets.get_opt("settings").await.unwrap().is_none()
     })
     .await;
-    assert_eq!(*ctx.cleaned.lock(), ["settings"]);
+    // kube-runtime's clean-up runs at least once: a reconcile that still sees the deleted
+    // ConfigMap with its finalizer (its cache behind the finalizer's removal) runs it again,
+    // which is why kube-rs asks clean-ups to be idempotent.
+    let cleaned = ctx.cleaned.lock().clone();
+    assert!(
+        !cleaned.is_empty() && cleaned.iter().all(|name| name == "settings"),
+        "{cleaned:?}"
+    );
     running.abort();
     env.shutdown().await;
 }
