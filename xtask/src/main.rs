@@ -17,6 +17,9 @@ commands:
   bench [--quick] [--only crates|sidebyside] [--reps N] [FILTER]
                   run the per-crate benches and the rein vs kube-runtime harness;
                   write docs/benchmarks.md and docs/benchmarks.svg
+  bench build-weight [--pairs N] [--release-pairs N]
+                  cold build time and binary size: a scaffolded operator against the same
+                  operator on kube-rs (not part of `test`; minutes a build)
   soak [--minutes N] [--seed S] [--seeds N]
                   the chaos soak of a manager with several controllers over N seeds (release build)
 ";

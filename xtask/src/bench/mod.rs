@@ -11,7 +11,11 @@
 //! Each run's figures are also kept in `target/xtask-bench/<part>.txt`, so `--only` can rerun one
 //! part and still render the other. Everything in `docs/benchmarks.md` below the
 //! `<!-- notes -->` marker is kept as written.
+//!
+//! `cargo xtask bench build-weight` is apart: cold builds of a scaffolded operator and of the
+//! same operator on kube-rs ([`buildweight`]); it prints a report and leaves the page alone.
 
+mod buildweight;
 mod chart;
 mod compare;
 pub(crate) mod figure;
@@ -30,12 +34,15 @@ use render::{NOTES_MARKER, Page};
 
 const USAGE: &str = "\
 usage: cargo xtask bench [--quick] [--only crates|sidebyside] [--reps N] [-- BENCH FILTER…]
+       cargo xtask bench build-weight [--pairs N] [--release-pairs N] [--work DIR] [--keep]
   --quick       small side-by-side sizes, one repetition (a smoke run)
   --only PART   run only the per-crate benches or only the side-by-side harness
   --reps N      side-by-side repetitions (median reported; default 2, 1 with --quick)
   FILTER…       per-crate: passed to the bench targets; side-by-side: run only the runs whose
                 label contains one (e.g. metadata-only, multi-namespace, \"initial sync\"),
-                keeping the saved figures of the other cases";
+                keeping the saved figures of the other cases
+  build-weight  cold build time and binary size of the operator `cargo rein new` writes
+                against the same operator on kube-rs (minutes a build; see --help)";
 
 /// Parsed `cargo xtask bench` arguments.
 #[derive(Debug)]
@@ -83,6 +90,9 @@ fn parse_args(args: &[String]) -> anyhow::Result<Options> {
 }
 
 pub(crate) fn run(args: &[String]) -> anyhow::Result<()> {
+    if args.first().map(String::as_str) == Some("build-weight") {
+        return buildweight::run(&args[1..]);
+    }
     let options = parse_args(args)?;
     let root = project_root();
     let command_line = ["cargo xtask bench".to_owned()]
